@@ -1,0 +1,1 @@
+"""Network emulator: the firmware core compiled through cffi, many nodes in virtual time."""

@@ -1,0 +1,63 @@
+"""cffi (API mode) build of the firmware core plus the emulation HAL.
+
+One extension, ``emu._motesim``, compiled from the same C sources CMake builds:
+every ``firmware/**/*.c`` except unit tests and the AVR platform, plus
+``emu/csrc/*.c``. The Python-visible declarations are kept next to the C they
+describe (``firmware/core/mote_api.cdef``, ``emu/csrc/emu_api.cdef``) so each
+layer owns its own binding surface.
+
+Run directly (``python emu/build_ffi.py``) to build in place during development;
+``pip install .`` builds it through ``emu/_buildsys.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cffi import FFI
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRMWARE = ROOT / "firmware"
+CSRC = ROOT / "emu" / "csrc"
+CDEF_FILES = (FIRMWARE / "core" / "mote_api.cdef", CSRC / "emu_api.cdef")
+EXCLUDED_DIRS = {"tests", "avr"}
+CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
+
+
+def c_sources() -> list[str]:
+    """Firmware sources (minus tests and the AVR platform) and the emulator's C."""
+    firmware = [
+        p
+        for p in sorted(FIRMWARE.rglob("*.c"))
+        if not EXCLUDED_DIRS.intersection(p.relative_to(FIRMWARE).parts)
+    ]
+    return [str(p) for p in [*firmware, *sorted(CSRC.glob("*.c"))]]
+
+
+def make_ffibuilder() -> FFI:
+    builder = FFI()
+    builder.cdef("\n".join(p.read_text() for p in CDEF_FILES if p.exists()))
+    includes = "\n".join(
+        f'#include "{h.relative_to(ROOT)}"'
+        for h in (FIRMWARE / "core" / "mote.h", CSRC / "emu.h")
+        if h.exists()
+    )
+    builder.set_source(
+        "emu._motesim",
+        includes,
+        sources=c_sources(),
+        include_dirs=[str(ROOT)],
+        extra_compile_args=CFLAGS,
+    )
+    return builder
+
+
+ffibuilder = make_ffibuilder()
+
+if __name__ == "__main__":
+    import os
+    import shutil
+
+    os.chdir(ROOT)
+    built = ffibuilder.compile(tmpdir="build/inplace", verbose=False)
+    shutil.copy2(built, ROOT / "emu" / Path(built).name)

@@ -1,0 +1,36 @@
+/*
+ * mote.h - one node's TinyDB runtime, as seen from a platform.
+ *
+ * All state of one node lives in one `mote_state` block whose size is fixed
+ * at compile time (<= MOTE_STATE_MAX bytes so it fits the ATmega128 next to
+ * a stack). The platform owns the memory: it may place thousands of these in
+ * one contiguous array (the emulator does), so the type is opaque here and
+ * its size is asked with mote_state_size().
+ *
+ * Every entry point runs to completion, never blocks and never allocates.
+ */
+#ifndef MOTE_CORE_MOTE_H
+#define MOTE_CORE_MOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../hal/hal.h"
+
+#define MOTE_STATE_MAX 3072u
+#define MOTE_ROOT_ID 0u
+
+typedef struct mote_state mote_state;
+
+size_t mote_state_size(void);
+
+/* Reset `st` (mote_state_size() bytes) to a freshly booted node `id`. */
+void mote_init(mote_state *st, uint16_t id, const mote_hal *hal);
+
+/* Stimuli from the platform. */
+void mote_on_alarm(mote_state *st);
+void mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len);
+void mote_on_send_done(mote_state *st, uint8_t acked);
+void mote_on_uart_rx(mote_state *st, const uint8_t *bytes, uint16_t len);
+
+#endif /* MOTE_CORE_MOTE_H */

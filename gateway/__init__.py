@@ -1,0 +1,1 @@
+"""The Python basestation: protocol definitions, TinySQL, query sessions, result log."""

@@ -1,0 +1,1 @@
+"""The `mote` command line: a host that collects each layer's subcommands."""

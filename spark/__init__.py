@@ -1,0 +1,1 @@
+"""PySpark streaming ingestion of the gateway's durable result log."""
