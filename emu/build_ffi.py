@@ -24,17 +24,22 @@ EXCLUDED_DIRS = {"tests", "avr"}
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
 
 
-def c_sources() -> list[str]:
-    """Firmware sources (minus tests and the AVR platform) and the emulator's C."""
+def c_sources(absolute: bool = False) -> list[str]:
+    """Firmware sources (minus tests and the AVR platform) and the emulator's C.
+
+    setuptools insists on paths relative to the project; cffi's own compile()
+    changes directory, so the in-place developer build needs absolute ones.
+    """
     firmware = [
         p
         for p in sorted(FIRMWARE.rglob("*.c"))
         if not EXCLUDED_DIRS.intersection(p.relative_to(FIRMWARE).parts)
     ]
-    return [str(p) for p in [*firmware, *sorted(CSRC.glob("*.c"))]]
+    paths = [*firmware, *sorted(CSRC.glob("*.c"))]
+    return [str(p if absolute else p.relative_to(ROOT)) for p in paths]
 
 
-def make_ffibuilder() -> FFI:
+def make_ffibuilder(absolute: bool = False) -> FFI:
     builder = FFI()
     builder.cdef("\n".join(p.read_text() for p in CDEF_FILES if p.exists()))
     includes = "\n".join(
@@ -45,7 +50,7 @@ def make_ffibuilder() -> FFI:
     builder.set_source(
         "emu._motesim",
         includes,
-        sources=c_sources(),
+        sources=c_sources(absolute),
         include_dirs=[str(ROOT)],
         extra_compile_args=CFLAGS,
     )
@@ -59,5 +64,5 @@ if __name__ == "__main__":
     import shutil
 
     os.chdir(ROOT)
-    built = ffibuilder.compile(tmpdir="build/inplace", verbose=False)
+    built = make_ffibuilder(absolute=True).compile(tmpdir="build/inplace", verbose=False)
     shutil.copy2(built, ROOT / "emu" / Path(built).name)
