@@ -1,0 +1,149 @@
+/*
+ * routing.h - MintRoute-style collection tree toward node 0.
+ *
+ * Mechanism:
+ *   - Every multihop packet a node transmits (beacon, own result, forwarded
+ *     result) carries its sourceaddr, its own running seqno and its depth in
+ *     the TOS_MHopMsg header (routing_fill_header). Because the radio is
+ *     promiscuous, each node overhears its neighbours' traffic: the seqno gap
+ *     since the last packet heard from a sender gives the number of losses, and
+ *     the link quality is an EWMA (alpha 1/4, 0..255) of receive success.
+ *   - A fixed table of ROUTING_MAX_NEIGHBORS neighbours holds quality, the
+ *     neighbour's advertised depth and whether it routes through us. A new
+ *     sender takes a free slot, else replaces the worst non-parent entry (long
+ *     silent first, then lowest quality) if that one is weaker than a fresh
+ *     entry, or is no parent candidate while the newcomer is.
+ *   - Parent = among eligible neighbours (heard recently, quality >=
+ *     ROUTING_QUALITY_MIN, not our child) the one with the smallest depth, then
+ *     the best quality, then the lowest id: the best link one level closer to
+ *     the root. The current parent is kept unless a candidate is strictly
+ *     closer to the root or better by ROUTING_SWITCH_MARGIN at the same depth
+ *     (no flapping). depth = parent depth + 1, at most ROUTING_MAX_DEPTH.
+ *   - Node 0 is the root: depth 0, pseudo-parent TOS_UART_ADDR, never changes.
+ *   - Beacons (AM 250): mhop header + RoutePacket {parent u16, cost u16,
+ *     estEntries u8, estEntries x {id u16, receiveEst u8}}. The node glue sends
+ *     one per beacon period and calls routing_tick() once per period; a parent
+ *     not heard for ROUTING_PARENT_LOST_PERIODS periods is dropped and another
+ *     selected. The cost is a cumulative ETX (1/16 units) advertised for
+ *     diagnostics; selection uses depth and link quality.
+ *   - Forwarding checks: a packet already seen (same sourceaddr+seqno, ring of
+ *     ROUTING_DUP_RING) is a duplicate; one whose hopcount is <= our depth
+ *     cannot come from a child, so it is a possible cycle.
+ *
+ * Deterministic: no randomness and no clock inside; identical input sequences
+ * give identical trees (the emulator must reproduce a run from its seed).
+ */
+#ifndef MOTE_NET_ROUTING_H
+#define MOTE_NET_ROUTING_H
+
+#include <stdint.h>
+
+#include "mhop.h"
+
+#define ROUTING_MAX_NEIGHBORS 10u
+#define ROUTING_DUP_RING 8u
+#define ROUTING_MAX_DEPTH 32u          /* deeper is treated as unrouted (breaks count-to-infinity) */
+#define ROUTING_DEPTH_NONE MHOP_HOPCOUNT_INVALID
+#define ROUTING_PARENT_NONE TOS_BCAST_ADDR
+#define ROUTING_QUALITY_INIT 128u      /* link quality after the first packet heard */
+#define ROUTING_QUALITY_MIN 96u        /* below this a neighbour is no parent candidate */
+#define ROUTING_SWITCH_MARGIN 32u      /* same-depth candidate must beat the parent by this */
+#define ROUTING_PARENT_LOST_PERIODS 3u /* beacon periods without hearing the parent */
+#define ROUTING_MAX_GAP 16u            /* a larger seqno jump is a reboot, not 16+ losses */
+
+/* RoutePacket after the mhop header: parent, cost, estEntries, entries. */
+#define ROUTING_BEACON_FIXED 5u
+#define ROUTING_BEACON_ENTRY 3u
+/* Whole beacon (mhop header + RoutePacket) with every neighbour listed; fits TOS_DATA_LENGTH. */
+#define ROUTING_BEACON_MAX \
+    (MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY * ROUTING_MAX_NEIGHBORS)
+
+/* What to do with a multihop packet addressed to this node. */
+typedef enum routing_verdict {
+    ROUTING_ACCEPT = 0,      /* new, from a child: intercept or forward it */
+    ROUTING_DROP_DUP = 1,    /* same sourceaddr+seqno seen recently */
+    ROUTING_DROP_CYCLE = 2,  /* hopcount <= own depth */
+    ROUTING_DROP_NO_ROUTE = 3 /* we have no parent, cannot forward */
+} routing_verdict;
+
+typedef struct routing_neighbor {
+    uint16_t id;
+    int16_t last_seqno;  /* last seqno heard from id */
+    uint16_t cost;       /* advertised cumulative cost (beacons only) */
+    uint8_t quality;     /* receive-success EWMA, 0..255 */
+    uint8_t depth;       /* advertised hopcount, ROUTING_DEPTH_NONE if unrouted */
+    uint8_t silent;      /* routing_tick() periods since last heard */
+    uint8_t is_child;    /* its last beacon named us as parent */
+} routing_neighbor;
+
+typedef struct routing_stats {
+    uint32_t dup_drops;
+    uint32_t cycle_drops;
+    uint32_t no_route_drops;
+    uint16_t parent_changes;
+    uint16_t table_replacements;
+} routing_stats;
+
+typedef struct routing {
+    routing_stats stats;
+    /* private */
+    routing_neighbor nb[ROUTING_MAX_NEIGHBORS];
+    uint16_t dup_src[ROUTING_DUP_RING];
+    int16_t dup_seq[ROUTING_DUP_RING];
+    uint16_t self;
+    uint16_t parent;     /* node id, TOS_UART_ADDR at the root, ROUTING_PARENT_NONE */
+    uint16_t cost;
+    int16_t seqno;       /* next seqno this node puts on the air */
+    uint8_t depth;
+    uint8_t parent_slot; /* index into nb, or ROUTING_MAX_NEIGHBORS */
+    uint8_t n_nb;
+    uint8_t dup_head;
+    uint8_t beacon_cursor; /* rotates the listed entries when they do not all fit */
+} routing;
+
+void routing_init(routing *rt, uint16_t self);
+
+/*
+ * Every packet heard (addressed to us or overheard) whose type carries a
+ * TOS_MHopMsg header (AM 240, 107, 250). Updates the sender's link estimate
+ * and advertised depth; for AM 250 `body`/`body_len` are the RoutePacket bytes
+ * after the mhop header (ignored for other types). May change the parent.
+ */
+void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh,
+                       const uint8_t *body, uint8_t body_len);
+
+/*
+ * Duplicate / cycle / no-route check for a packet addressed to this node,
+ * before intercepting (merging) or forwarding it. Records it in the duplicate
+ * ring when accepted; counts drops.
+ */
+routing_verdict routing_should_forward(routing *rt, const mhop_header *mh);
+
+/*
+ * Header for the next transmission of a payload produced by `origin` (self
+ * for own results, the incoming originaddr when forwarding): sourceaddr =
+ * self, hopcount = depth, seqno = own counter, then incremented (not at the
+ * root, whose parent is the UART). Returns the destination for the TOS header:
+ * the parent, or TOS_BCAST_ADDR with hopcount MHOP_HOPCOUNT_INVALID if none.
+ */
+uint16_t routing_fill_header(routing *rt, mhop_header *mh, uint16_t origin);
+
+/*
+ * Encode this node's beacon (mhop header + RoutePacket) into out; returns
+ * its length, or 0 if cap < ROUTING_BEACON_FIXED + MHOP_HEADER_LEN. Lists
+ * as many neighbours as fit, rotating across calls. Send it broadcast, AM 250.
+ */
+uint8_t routing_build_beacon(routing *rt, uint8_t *out, uint8_t cap);
+
+/* Once per beacon period: ages neighbours, drops a silent parent, reselects. */
+void routing_tick(routing *rt);
+
+uint16_t routing_parent(const routing *rt);
+uint8_t routing_depth(const routing *rt);
+/* Link quality (0..255) to the parent, 0 if none; 255 at the root. */
+uint8_t routing_parent_quality(const routing *rt);
+/* Neighbour entries, for diagnostics and tests. */
+uint8_t routing_neighbor_count(const routing *rt);
+const routing_neighbor *routing_neighbor_at(const routing *rt, uint8_t i);
+
+#endif /* MOTE_NET_ROUTING_H */
