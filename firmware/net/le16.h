@@ -22,4 +22,12 @@ static inline void le16_put(uint8_t *p, uint16_t v)
     p[1] = (uint8_t)(v >> 8);
 }
 
+/* int16 fields: two's complement, without an implementation-defined conversion. */
+static inline int16_t le16_get_i(const uint8_t *p)
+{
+    uint16_t v = le16_get(p);
+
+    return v < 0x8000u ? (int16_t)v : (int16_t)(-(int32_t)(0x10000L - (int32_t)v));
+}
+
 #endif /* MOTE_NET_LE16_H */

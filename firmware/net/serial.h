@@ -54,6 +54,7 @@ typedef struct serial_rx_stats {
     uint32_t too_long;    /* dropped: packet + CRC longer than SERIAL_RX_MTU */
     uint32_t too_short;   /* dropped: fewer bytes than a TOS header + CRC */
     uint32_t bad_proto;   /* protocol byte other than 65/66: resync */
+    uint32_t bad_escape;  /* dropped: flag right after an escape byte */
 } serial_rx_stats;
 
 typedef struct serial_rx {
@@ -61,6 +62,7 @@ typedef struct serial_rx {
     /* private */
     uint16_t crc;         /* over proto, token and buf[0 .. count-3] */
     uint8_t state;
+    uint8_t escaped;      /* previous byte was SERIAL_ESC */
     uint8_t proto;
     uint8_t token;
     uint8_t count;        /* unescaped bytes in buf (packet + CRC) */
