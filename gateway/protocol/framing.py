@@ -1,0 +1,197 @@
+"""TinyOS 1.x serial framing (mote ``FramerM`` / Java ``Packetizer``), wire format §2.
+
+A frame on the serial line is::
+
+    0x7E | protocol | [token] | payload | crc16 LE | 0x7E
+
+with 0x7E and 0x7D inside the flags sent as ``0x7D, byte ^ 0x20``. The CRC is CRC-16
+poly 0x1021, initial value 0, non-reflected, no final XOR (XModem) over the unescaped
+protocol byte, token and payload.
+
+:class:`Deframer` is a streaming receiver: feed it whatever chunks the port returns and it
+hands back complete, CRC-checked frames. Anything else (line noise, truncated or corrupt
+frames, protocols it does not know) is counted in :class:`FramingStats` and skipped. It
+never raises and a bad frame never costs the next good one: every 0x7E restarts the
+receiver, so sync is regained at the next flag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from enum import IntEnum
+
+FLAG = 0x7E
+ESCAPE = 0x7D
+ESCAPE_XOR = 0x20
+
+#: Java's receive MTU (unescaped bytes between the flags, CRC included).
+DEFAULT_MTU = 256
+#: Java ignores anything shorter between flags: protocol + token + CRC of an ack.
+MIN_FRAME = 4
+
+
+class Protocol(IntEnum):
+    """Protocol byte, the first byte inside a frame."""
+
+    ACK = 64  # token being acknowledged
+    PACKET_ACK = 65  # token, then a packet the receiver must acknowledge
+    PACKET_NO_ACK = 66  # a packet
+    UNKNOWN = 255  # reply to an unknown protocol byte; data = that byte
+
+
+def crc16(data: bytes, crc: int = 0) -> int:
+    """CRC-16/XModem: poly 0x1021, init 0, MSB-first, no final XOR."""
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+        crc &= 0xFFFF
+    return crc
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One good frame. ``token`` is set for protocols 64 and 65, ``payload`` is the packet
+    (65/66), empty for an ack (64), or the one unknown protocol byte (255)."""
+
+    protocol: Protocol
+    token: int | None
+    payload: bytes
+
+
+@dataclass
+class FramingStats:
+    """What a :class:`Deframer` has seen, by outcome."""
+
+    good: int = 0
+    bad_crc: int = 0
+    too_short: int = 0
+    too_long: int = 0
+    unknown_protocol: int = 0
+    bad_escape: int = 0  # 0x7D followed by the flag: the sender aborted mid-frame
+    noise_bytes: int = 0  # bytes seen before the first flag
+
+    @property
+    def corrupt(self) -> int:
+        return (
+            self.bad_crc + self.too_short + self.too_long + self.unknown_protocol + self.bad_escape
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def add(self, other: FramingStats) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+class Deframer:
+    """Streaming frame receiver; see the module docstring."""
+
+    def __init__(self, mtu: int = DEFAULT_MTU) -> None:
+        self.mtu = mtu
+        self.stats = FramingStats()
+        self._buf = bytearray()
+        self._synced = False  # a flag has been seen; bytes are frame content
+        self._escaped = False
+        self._overflow = False  # current frame exceeded the MTU; drop until next flag
+
+    def feed(self, chunk: bytes) -> list[Frame]:
+        frames: list[Frame] = []
+        for byte in chunk:
+            if byte == FLAG:
+                frame = self._end_of_frame()
+                if frame is not None:
+                    frames.append(frame)
+                continue
+            if not self._synced:
+                self.stats.noise_bytes += 1
+                continue
+            if self._overflow:
+                continue
+            if self._escaped:
+                self._escaped = False
+                byte ^= ESCAPE_XOR
+            elif byte == ESCAPE:
+                self._escaped = True
+                continue
+            if len(self._buf) >= self.mtu:
+                self.stats.too_long += 1
+                self._overflow = True
+                continue
+            self._buf.append(byte)
+        return frames
+
+    def _end_of_frame(self) -> Frame | None:
+        content = bytes(self._buf)
+        escaped, overflow, synced = self._escaped, self._overflow, self._synced
+        self._buf.clear()
+        self._escaped = self._overflow = False
+        self._synced = True
+        if not synced or overflow or (not content and not escaped):
+            return None  # first flag, tail of an oversized frame, or back-to-back flags
+        if escaped:
+            self.stats.bad_escape += 1
+            return None
+        if len(content) < MIN_FRAME:
+            self.stats.too_short += 1
+            return None
+        body, crc = content[:-2], int.from_bytes(content[-2:], "little")
+        if crc16(body) != crc:
+            self.stats.bad_crc += 1
+            return None
+        return self._classify(body)
+
+    def _classify(self, body: bytes) -> Frame | None:
+        protocol, rest = body[0], body[1:]
+        # MIN_FRAME guarantees one byte after the protocol: the token of a 64/65 frame.
+        if protocol == Protocol.PACKET_NO_ACK:
+            frame = Frame(Protocol.PACKET_NO_ACK, None, rest)
+        elif protocol == Protocol.PACKET_ACK:
+            frame = Frame(Protocol.PACKET_ACK, rest[0], rest[1:])
+        elif protocol == Protocol.ACK:
+            frame = Frame(Protocol.ACK, rest[0], b"")
+        elif protocol == Protocol.UNKNOWN:
+            frame = Frame(Protocol.UNKNOWN, None, rest[:1])
+        else:
+            self.stats.unknown_protocol += 1
+            return None
+        self.stats.good += 1
+        return frame
+
+
+def _escape(content: bytes) -> bytes:
+    out = bytearray()
+    for byte in content:
+        if byte in (FLAG, ESCAPE):
+            out += bytes((ESCAPE, byte ^ ESCAPE_XOR))
+        else:
+            out.append(byte)
+    return bytes(out)
+
+
+def encode_frame(protocol: int, body: bytes) -> bytes:
+    """Frame ``protocol`` + ``body`` (token included if any): CRC, escaping and flags."""
+    content = bytes((protocol,)) + body
+    content += crc16(content).to_bytes(2, "little")
+    return bytes((FLAG,)) + _escape(content) + bytes((FLAG,))
+
+
+def frame_packet(packet: bytes) -> bytes:
+    """A packet without acknowledgement (protocol 66), as the mote sends every TOS_Msg."""
+    return encode_frame(Protocol.PACKET_NO_ACK, packet)
+
+
+def frame_packet_ack(packet: bytes, token: int) -> bytes:
+    """A packet the receiver must acknowledge with ``token`` (protocol 65)."""
+    return encode_frame(Protocol.PACKET_ACK, bytes((token & 0xFF,)) + packet)
+
+
+def frame_ack(token: int) -> bytes:
+    """The acknowledgement (protocol 64) of a 65 frame carrying ``token``."""
+    return encode_frame(Protocol.ACK, bytes((token & 0xFF,)))
+
+
+def frame_unknown(protocol: int) -> bytes:
+    """Java's reply (protocol 255) to a frame with an unrecognised protocol byte."""
+    return encode_frame(Protocol.UNKNOWN, bytes((protocol & 0xFF,)))
