@@ -130,7 +130,7 @@ def parse(kind: str, con: cs.Construct, data: bytes, **context: Any) -> dict[str
     return result
 
 
-def build(kind: str, con: cs.Construct, obj: Mapping[str, Any], **context: Any) -> bytes:
+def build(kind: str, con: cs.Construct, obj: Any, **context: Any) -> bytes:
     """Build ``obj`` with ``con``; any failure becomes an :class:`EncodeError`."""
     try:
         data = con.build(obj, **context)
