@@ -1,0 +1,105 @@
+/*
+ * hal_emu.c - the mote_hal of an emulated node.
+ *
+ * Every callback receives the node's emu_node as ctx and acts on the shared
+ * network: the clock is the network's virtual clock, alarms and radio sends
+ * become timer slots in its event queue, sensor reads go to the sensor table
+ * and are charged to the energy meter, power() switches the meter's phases.
+ * Nothing here calls back into the firmware: stimuli only ever come from the
+ * event loop, so the core never re-enters itself.
+ */
+#include "net_priv.h"
+
+static emu_net *net_of(void *ctx)
+{
+    return ((emu_node *)ctx)->net;
+}
+
+static uint32_t id_of(void *ctx)
+{
+    return ((emu_node *)ctx)->id;
+}
+
+static uint32_t hal_now_ms(void *ctx)
+{
+    return (uint32_t)(net_of(ctx)->now_us / 1000u);
+}
+
+static void hal_set_alarm(void *ctx, uint32_t at_ms)
+{
+    emu_net *net = net_of(ctx);
+    uint64_t now_ms = net->now_us / 1000u;
+    /* wrap-safe: the firmware's clock is uint32 milliseconds */
+    int32_t ahead = (int32_t)(at_ms - (uint32_t)now_ms);
+    uint64_t due = ahead > 0 ? (now_ms + (uint64_t)ahead) * 1000u : net->now_us;
+    if (net->alive[id_of(ctx)])
+        evq_schedule(&net->q, id_of(ctx), due);
+}
+
+static uint8_t hal_radio_send(void *ctx, const uint8_t *tos_msg, uint8_t len)
+{
+    emu_net *net = net_of(ctx);
+    uint32_t id = id_of(ctx);
+    if (!net->alive[id])
+        return 0;
+    return (uint8_t)medium_send(&net->medium, id, net->now_us, tos_msg, len);
+}
+
+static void hal_uart_send(void *ctx, const uint8_t *bytes, uint16_t len)
+{
+    emu_net *net = net_of(ctx);
+    uint32_t id = id_of(ctx);
+    net->counters[EMU_CNT_UART_BYTES][id] += len;
+    if (id == MOTE_ROOT_ID && net->alive[id])
+        bytefifo_push(&net->uart_out, bytes, len);
+}
+
+static int16_t hal_sensor_read(void *ctx, uint8_t attr)
+{
+    emu_net *net = net_of(ctx);
+    uint32_t id = id_of(ctx);
+    emu_sensors *s = &net->sensors;
+    if (attr < SENSORS_MAX_ATTRS && s->cost_us[attr])
+        energy_charge_sample(&net->energy, id, s->cost_a[attr], s->cost_us[attr]);
+    net->counters[EMU_CNT_SAMPLES][id]++;
+    return sensors_read(s, id, attr, net->now_us);
+}
+
+static void hal_power(void *ctx, uint8_t part, uint8_t on)
+{
+    emu_net *net = net_of(ctx);
+    uint32_t id = id_of(ctx);
+    if (!net->alive[id])
+        return;
+    if (part == MOTE_PWR_CPU) {
+        energy_switch(&net->energy, id, net->now_us, ENERGY_CPU, on);
+    } else if (part == MOTE_PWR_RADIO) {
+        energy_switch(&net->energy, id, net->now_us, ENERGY_RADIO, on);
+        medium_set_listening(&net->medium, id, on);
+    }
+}
+
+static void hal_leds(void *ctx, uint8_t bits)
+{
+    net_of(ctx)->leds[id_of(ctx)] = bits;
+}
+
+static uint16_t hal_rand16(void *ctx)
+{
+    return (uint16_t)(emu_rng_next(&net_of(ctx)->node_rng[id_of(ctx)]) >> 48);
+}
+
+void emu_hal_bind(emu_node *node, emu_net *net, uint32_t id)
+{
+    node->net = net;
+    node->id = id;
+    node->hal.ctx = node;
+    node->hal.now_ms = hal_now_ms;
+    node->hal.set_alarm = hal_set_alarm;
+    node->hal.radio_send = hal_radio_send;
+    node->hal.uart_send = hal_uart_send;
+    node->hal.sensor_read = hal_sensor_read;
+    node->hal.power = hal_power;
+    node->hal.leds = hal_leds;
+    node->hal.rand16 = hal_rand16;
+}

@@ -1,0 +1,245 @@
+#include "medium.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MEDIUM_IDLE = 0, MEDIUM_BACKOFF = 1, MEDIUM_ON_AIR = 2 };
+
+/* CC1000 stack style backoffs, in byte times: initial 1..32, congestion 1..16. */
+#define INITIAL_BACKOFF_UNITS 32u
+#define CONGESTION_BACKOFF_UNITS 16u
+
+int medium_init(emu_medium *m, uint32_t n, const emu_platform *p, int lossless, uint64_t seed,
+                evq *q, uint32_t slot_base)
+{
+    memset(m, 0, sizeof *m);
+    m->rx = calloc(n ? n : 1, sizeof *m->rx);
+    m->tx = calloc(n ? n : 1, sizeof *m->tx);
+    m->row = calloc((size_t)n + 1, sizeof *m->row);
+    if (!m->rx || !m->tx || !m->row) {
+        medium_free(m);
+        return -1;
+    }
+    m->n = n;
+    m->lossless = lossless;
+    m->platform = p;
+    m->byte_us = (8000000u + p->bit_rate - 1u) / p->bit_rate;
+    m->q = q;
+    m->slot_base = slot_base;
+    emu_rng_seed(&m->rng, seed, 0x4ad10u);
+    return 0;
+}
+
+void medium_free(emu_medium *m)
+{
+    free(m->rx);
+    free(m->tx);
+    free(m->row);
+    free(m->dst);
+    free(m->prob);
+    m->rx = NULL;
+    m->tx = NULL;
+    m->row = NULL;
+    m->dst = NULL;
+    m->prob = NULL;
+}
+
+int medium_set_links(emu_medium *m, const uint32_t *row, const uint32_t *dst, const float *prob)
+{
+    uint32_t i, e, n_links = row[m->n];
+    uint32_t *new_dst;
+    float *new_prob;
+    if (row[0] != 0)
+        return -1;
+    for (i = 0; i < m->n; i++)
+        if (row[i] > row[i + 1])
+            return -1;
+    for (e = 0; e < n_links; e++)
+        if (dst[e] >= m->n || !(prob[e] >= 0.0f && prob[e] <= 1.0f))
+            return -1;
+    new_dst = malloc(sizeof *new_dst * (n_links ? n_links : 1));
+    new_prob = malloc(sizeof *new_prob * (n_links ? n_links : 1));
+    if (!new_dst || !new_prob) {
+        free(new_dst);
+        free(new_prob);
+        return -1;
+    }
+    memcpy(new_dst, dst, sizeof *new_dst * n_links);
+    memcpy(new_prob, prob, sizeof *new_prob * n_links);
+    memcpy(m->row, row, sizeof *m->row * ((size_t)m->n + 1));
+    free(m->dst);
+    free(m->prob);
+    m->dst = new_dst;
+    m->prob = new_prob;
+    return 0;
+}
+
+static int find_link(const emu_medium *m, uint32_t src, uint32_t dst)
+{
+    uint32_t e;
+    for (e = m->row[src]; e < m->row[src + 1]; e++)
+        if (m->dst[e] == dst)
+            return (int)e;
+    return -1;
+}
+
+int medium_set_link_prob(emu_medium *m, uint32_t src, uint32_t dst, float prob)
+{
+    int e;
+    if (src >= m->n || dst >= m->n || !(prob >= 0.0f && prob <= 1.0f))
+        return -1;
+    e = find_link(m, src, dst);
+    if (e < 0)
+        return -1;
+    m->prob[e] = prob;
+    return 0;
+}
+
+static void arm(emu_medium *m, uint32_t node, uint64_t at_us)
+{
+    evq_schedule(m->q, m->slot_base + node, at_us);
+}
+
+static uint64_t backoff_us(emu_medium *m, uint32_t units)
+{
+    return (1u + emu_rng_below(&m->rng, units)) * m->byte_us;
+}
+
+int medium_send(emu_medium *m, uint32_t node, uint64_t now_us, const uint8_t *msg, uint8_t len)
+{
+    medium_tx *t = &m->tx[node];
+    if (t->phase != MEDIUM_IDLE || len > MEDIUM_MAX_MSG || len < 2)
+        return 0;
+    memcpy(t->buf, msg, len);
+    t->len = len;
+    t->backoffs = 0;
+    t->phase = MEDIUM_BACKOFF;
+    arm(m, node, now_us + backoff_us(m, INITIAL_BACKOFF_UNITS));
+    return 1;
+}
+
+/* Registers the start of `s`'s transmission at every receiver in its row. */
+static void spread(emu_medium *m, uint32_t s, uint32_t tx_id, uint64_t now_us, uint64_t end_us)
+{
+    uint32_t e;
+    for (e = m->row[s]; e < m->row[s + 1]; e++) {
+        uint32_t r = m->dst[e];
+        medium_rx *rx = &m->rx[r];
+        if (!rx->listening)
+            continue;
+        if (rx->hear_until > now_us || rx->transmitting) {
+            /* already hearing something, or deaf while sending: this one is lost here */
+            if (!m->lossless && !rx->transmitting) {
+                m->counters[EMU_CNT_COLLIDED][r] += rx->corrupt ? 1u : 2u;
+            }
+            rx->corrupt = 1;
+            if (end_us > rx->hear_until)
+                rx->hear_until = end_us;
+        } else {
+            rx->corrupt = 0;
+            rx->hear_until = end_us;
+        }
+        rx->locked_tx = tx_id;
+    }
+}
+
+static void start_tx(emu_medium *m, uint32_t s, uint64_t now_us)
+{
+    medium_tx *t = &m->tx[s];
+    uint64_t end_us = now_us + emu_platform_airtime_us(m->platform, t->len);
+    t->phase = MEDIUM_ON_AIR;
+    t->id = ++m->next_tx_id;
+    m->rx[s].transmitting = 1;
+    m->counters[EMU_CNT_SENT][s]++;
+    m->on_tx(m->owner, s, 1);
+    spread(m, s, t->id, now_us, end_us);
+    arm(m, s, end_us);
+}
+
+static double decay_factor(const emu_medium *m, uint64_t now_us)
+{
+    if (m->decay_per_hour <= 0.0)
+        return 1.0;
+    return exp(-m->decay_per_hour * (double)now_us / 3.6e9);
+}
+
+static int link_ok(emu_medium *m, float prob, double factor)
+{
+    return emu_rng_unit(&m->rng) < (double)prob * factor;
+}
+
+static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
+{
+    medium_tx *t = &m->tx[s];
+    uint16_t addr = (uint16_t)(t->buf[0] | (t->buf[1] << 8));
+    double factor = decay_factor(m, now_us);
+    int addressee_got_it = 0;
+    uint8_t acked = 0;
+    uint32_t e;
+
+    m->rx[s].transmitting = 0;
+    m->on_tx(m->owner, s, 0);
+    for (e = m->row[s]; e < m->row[s + 1]; e++) {
+        uint32_t r = m->dst[e];
+        medium_rx *rx = &m->rx[r];
+        if (!rx->listening)
+            continue;
+        if (!m->lossless) {
+            if (rx->locked_tx != t->id || rx->corrupt || rx->transmitting)
+                continue;
+            if (!link_ok(m, m->prob[e], factor)) {
+                m->counters[EMU_CNT_LOST][r]++;
+                continue;
+            }
+        }
+        m->counters[EMU_CNT_RECEIVED][r]++;
+        if (r == addr)
+            addressee_got_it = 1;
+        m->on_rx(m->owner, r, t->buf, t->len);
+    }
+    if (addr != MEDIUM_BCAST && addressee_got_it) {
+        int back = find_link(m, addr, s);
+        acked = (uint8_t)(m->lossless || (back >= 0 && link_ok(m, m->prob[back], factor)));
+        if (acked)
+            m->counters[EMU_CNT_ACKED][s]++;
+    }
+    t->phase = MEDIUM_IDLE;
+    m->on_done(m->owner, s, acked);
+}
+
+void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us)
+{
+    medium_tx *t = &m->tx[node];
+    if (t->phase == MEDIUM_ON_AIR) {
+        end_tx(m, node, now_us);
+        return;
+    }
+    if (t->phase != MEDIUM_BACKOFF)
+        return;
+    if (m->rx[node].hear_until <= now_us) {
+        start_tx(m, node, now_us);
+        return;
+    }
+    m->counters[EMU_CNT_BACKOFFS][node]++;
+    if (++t->backoffs >= MEDIUM_MAX_BACKOFFS) {
+        t->phase = MEDIUM_IDLE;
+        m->counters[EMU_CNT_DROPPED][node]++;
+        m->on_done(m->owner, node, 0);
+        return;
+    }
+    arm(m, node, now_us + backoff_us(m, CONGESTION_BACKOFF_UNITS));
+}
+
+void medium_set_listening(emu_medium *m, uint32_t node, int on)
+{
+    m->rx[node].listening = (uint8_t)(on != 0);
+}
+
+void medium_reset_node(emu_medium *m, uint32_t node)
+{
+    evq_cancel(m->q, m->slot_base + node);
+    m->tx[node].phase = MEDIUM_IDLE;
+    m->rx[node].listening = 0;
+    m->rx[node].transmitting = 0;
+}

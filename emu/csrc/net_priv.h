@@ -1,0 +1,60 @@
+/*
+ * net_priv.h - the insides of emu_net, shared by net.c (lifecycle, event
+ * loop) and hal_emu.c (the mote_hal each node's firmware calls).
+ */
+#ifndef EMU_NET_PRIV_H
+#define EMU_NET_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bytefifo.h"
+#include "emu.h"
+#include "energy.h"
+#include "evq.h"
+#include "firmware/core/mote.h"
+#include "medium.h"
+#include "rng.h"
+#include "sensors.h"
+
+/* Per-node binding: the HAL table the firmware holds, pointing back here. */
+typedef struct emu_node {
+    mote_hal hal;
+    emu_net *net;
+    uint32_t id;
+} emu_node;
+
+struct emu_net {
+    emu_config cfg;
+    const emu_platform *platform;
+    uint64_t now_us;
+    uint64_t events;
+    evq q;
+    emu_medium medium;
+    emu_energy energy;
+    emu_sensors sensors;
+    bytefifo uart_out;
+    uint8_t *motes; /* n x mote_stride bytes */
+    size_t mote_stride;
+    emu_node *nodes;
+    emu_rng *node_rng;
+    uint8_t *alive;
+    uint8_t *leds;
+    uint32_t *counter_block;
+    uint32_t *counters[EMU_N_COUNTERS];
+    /* fault pool: slot 2N + k */
+    uint32_t *fault_node;
+    uint8_t *fault_alive;
+    uint32_t *fault_free; /* stack of free k */
+    uint32_t n_fault_free;
+};
+
+static inline mote_state *emu_mote(emu_net *net, uint32_t node)
+{
+    return (mote_state *)(void *)(net->motes + net->mote_stride * node);
+}
+
+/* hal_emu.c */
+void emu_hal_bind(emu_node *node, emu_net *net, uint32_t id);
+
+#endif /* EMU_NET_PRIV_H */

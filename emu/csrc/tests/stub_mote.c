@@ -1,0 +1,58 @@
+#include "stub_mote.h"
+
+#include <string.h>
+
+stub_plan stub_plans[STUB_MAX_NODES];
+
+size_t mote_state_size(void) { return sizeof(mote_state); }
+
+void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
+{
+    uint32_t boots = st->boots;
+    memset(st, 0, sizeof *st);
+    st->id = id;
+    st->hal = hal;
+    st->boots = boots + 1;
+    if (stub_plans[id].send_at_ms)
+        hal->set_alarm(hal->ctx, stub_plans[id].send_at_ms);
+    if (stub_plans[id].sleep_cpu)
+        hal->power(hal->ctx, MOTE_PWR_CPU, 0);
+    if (stub_plans[id].radio_off)
+        hal->power(hal->ctx, MOTE_PWR_RADIO, 0);
+}
+
+void mote_on_alarm(mote_state *st)
+{
+    uint8_t msg[5 + 4] = {0};
+    uint16_t dest = stub_plans[st->id].dest;
+    st->alarms++;
+    msg[0] = (uint8_t)(dest & 0xFF);
+    msg[1] = (uint8_t)(dest >> 8);
+    msg[2] = 240;
+    msg[3] = 0x7d;
+    msg[4] = 4;
+    msg[5] = (uint8_t)(st->id & 0xFF);
+    msg[6] = (uint8_t)(st->id >> 8);
+    st->hal->radio_send(st->hal->ctx, msg, sizeof msg);
+}
+
+void mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len)
+{
+    if (len >= 7) {
+        st->received++;
+        st->last_src = (uint16_t)(tos_msg[5] | (tos_msg[6] << 8));
+    }
+}
+
+void mote_on_send_done(mote_state *st, uint8_t acked)
+{
+    st->send_done++;
+    st->acked = acked;
+}
+
+void mote_on_uart_rx(mote_state *st, const uint8_t *bytes, uint16_t len)
+{
+    /* echo, so the UART path can be checked */
+    if (st->id == MOTE_ROOT_ID)
+        st->hal->uart_send(st->hal->ctx, bytes, len);
+}

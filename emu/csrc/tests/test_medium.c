@@ -1,0 +1,300 @@
+/*
+ * Emulator unit tests against the scripted stub mote: radio medium (delivery,
+ * collisions, acks, carrier sense), virtual clock, energy meter, faults,
+ * event queue order, determinism.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emu/csrc/emu.h"
+#include "emu/csrc/evq.h"
+#include "emu/csrc/rng.h"
+#include "stub_mote.h"
+
+static int failures;
+
+#define CHECK(cond)                                                          \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                      \
+        }                                                                    \
+    } while (0)
+
+static const mote_state *stub(emu_net *net, uint32_t i)
+{
+    return (const mote_state *)emu_net_mote(net, i);
+}
+
+static emu_net *make(uint32_t n, int lossless, uint64_t seed)
+{
+    emu_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_nodes = n;
+    cfg.platform = EMU_MICA2;
+    cfg.seed = seed;
+    cfg.lossless = (uint32_t)lossless;
+    cfg.uart_capacity = 256;
+    cfg.max_faults = 8;
+    return emu_net_new(&cfg);
+}
+
+/* Symmetric links of probability 1 along a line 0 - 1 - 2 - ... */
+static void line_links(emu_net *net, uint32_t n)
+{
+    uint32_t row[STUB_MAX_NODES + 1], dst[2 * STUB_MAX_NODES];
+    float prob[2 * STUB_MAX_NODES];
+    uint32_t i, e = 0;
+    for (i = 0; i < n; i++) {
+        row[i] = e;
+        if (i > 0) { dst[e] = i - 1; prob[e++] = 1.0f; }
+        if (i + 1 < n) { dst[e] = i + 1; prob[e++] = 1.0f; }
+    }
+    row[n] = e;
+    CHECK(emu_net_set_links(net, row, dst, prob) == 0);
+}
+
+static void test_broadcast_reaches_neighbours_only(void)
+{
+    emu_net *net = make(4, 1, 1);
+    memset(stub_plans, 0, sizeof stub_plans);
+    stub_plans[1].send_at_ms = 100;
+    stub_plans[1].dest = 0xFFFF;
+    line_links(net, 4);
+    emu_net_boot(net);
+    emu_net_run_until(net, 1000000u);
+    CHECK(stub(net, 0)->received == 1 && stub(net, 0)->last_src == 1);
+    CHECK(stub(net, 2)->received == 1 && stub(net, 2)->last_src == 1);
+    CHECK(stub(net, 3)->received == 0);
+    CHECK(stub(net, 1)->send_done == 1 && stub(net, 1)->acked == 0);
+    CHECK(emu_net_counters(net, EMU_CNT_SENT)[1] == 1);
+    CHECK(emu_net_now_us(net) == 1000000u);
+    emu_net_free(net);
+}
+
+static void test_hidden_terminals_collide(void)
+{
+    /* 0 and 2 cannot hear each other, so carrier sense cannot help node 1 */
+    emu_net *net = make(3, 0, 7);
+    memset(stub_plans, 0, sizeof stub_plans);
+    stub_plans[0].send_at_ms = 50;
+    stub_plans[0].dest = 0xFFFF;
+    stub_plans[2].send_at_ms = 50;
+    stub_plans[2].dest = 0xFFFF;
+    line_links(net, 3);
+    emu_net_boot(net);
+    emu_net_run_until(net, 1000000u);
+    CHECK(stub(net, 1)->received == 0);
+    CHECK(emu_net_counters(net, EMU_CNT_COLLIDED)[1] == 2);
+    emu_net_free(net);
+}
+
+static void test_carrier_sense_serialises_neighbours(void)
+{
+    /* 0 and 1 hear each other: both reach 2? no, only 1 does; 0 and 1 must not overlap */
+    emu_net *net = make(3, 0, 3);
+    memset(stub_plans, 0, sizeof stub_plans);
+    stub_plans[0].send_at_ms = 50;
+    stub_plans[0].dest = 0xFFFF;
+    stub_plans[1].send_at_ms = 50;
+    stub_plans[1].dest = 0xFFFF;
+    line_links(net, 3);
+    emu_net_boot(net);
+    emu_net_run_until(net, 1000000u);
+    CHECK(stub(net, 0)->received == 1);
+    CHECK(stub(net, 1)->received == 1);
+    CHECK(stub(net, 2)->received == 1);
+    CHECK(emu_net_counters(net, EMU_CNT_BACKOFFS)[0] + emu_net_counters(net, EMU_CNT_BACKOFFS)[1] >= 1);
+    emu_net_free(net);
+}
+
+static void test_unicast_ack(void)
+{
+    emu_net *net = make(3, 0, 5);
+    memset(stub_plans, 0, sizeof stub_plans);
+    stub_plans[1].send_at_ms = 10;
+    stub_plans[1].dest = 2;
+    stub_plans[0].send_at_ms = 500;
+    stub_plans[0].dest = 2; /* not a neighbour of 0 */
+    line_links(net, 3);
+    emu_net_boot(net);
+    emu_net_run_until(net, 1000000u);
+    CHECK(stub(net, 1)->send_done == 1 && stub(net, 1)->acked == 1);
+    CHECK(stub(net, 0)->send_done == 1 && stub(net, 0)->acked == 0);
+    CHECK(emu_net_counters(net, EMU_CNT_ACKED)[1] == 1);
+    emu_net_free(net);
+}
+
+static void test_lossy_link_statistics(void)
+{
+    /* one link of probability 0.3, 1 sender, many independent nets */
+    uint32_t row[3] = {0, 1, 1}, dst[1] = {1}, got = 0, seed;
+    float prob[1] = {0.3f};
+    memset(stub_plans, 0, sizeof stub_plans);
+    stub_plans[0].send_at_ms = 10;
+    stub_plans[0].dest = 0xFFFF;
+    for (seed = 1; seed <= 400; seed++) {
+        emu_net *net = make(2, 0, seed);
+        CHECK(emu_net_set_links(net, row, dst, prob) == 0);
+        emu_net_boot(net);
+        emu_net_run_until(net, 100000u);
+        got += stub(net, 1)->received;
+        emu_net_free(net);
+    }
+    CHECK(got > 80 && got < 160); /* 120 expected, ~9 sd */
+}
+
+static void test_energy_is_phase_time_times_current(void)
+{
+    const emu_platform *p = emu_platform_get(EMU_MICA2);
+    uint64_t air = emu_platform_airtime_us(p, 9);
+    emu_net *net = make(2, 1, 1);
+    double expect_sleep, expect_listen, expect_tx;
+    memset(stub_plans, 0, sizeof stub_plans);
+    stub_plans[0].sleep_cpu = 1;
+    stub_plans[0].send_at_ms = 200;
+    stub_plans[0].dest = 0xFFFF;
+    line_links(net, 2);
+    emu_net_boot(net);
+    emu_net_run_until(net, 2000000u);
+    emu_net_settle_energy(net);
+    CHECK(air == (8u * (9u + 32u) * 1000000u + 38399u) / 38400u);
+    CHECK(emu_net_phase_us(net, EMU_PH_SLEEP)[0] == 2000000u);
+    CHECK(emu_net_phase_us(net, EMU_PH_CPU)[0] == 0);
+    CHECK(emu_net_phase_us(net, EMU_PH_TX)[0] == air);
+    CHECK(emu_net_phase_us(net, EMU_PH_LISTEN)[0] == 2000000u - air);
+    expect_sleep = 2.0 * 15e-6 * 3.0;
+    expect_tx = (double)air * 1e-6 * 16.5e-3 * 3.0;
+    expect_listen = (double)(2000000u - air) * 1e-6 * 7.4e-3 * 3.0;
+    CHECK(fabs(emu_net_joules(net, EMU_PH_SLEEP)[0] - expect_sleep) < 1e-12);
+    CHECK(fabs(emu_net_joules(net, EMU_PH_TX)[0] - expect_tx) < 1e-12);
+    CHECK(fabs(emu_net_joules(net, EMU_PH_LISTEN)[0] - expect_listen) < 1e-12);
+    CHECK(emu_net_phase_us(net, EMU_PH_CPU)[1] == 2000000u); /* node 1 never slept */
+    emu_net_free(net);
+}
+
+static void test_battery_depletion_kills(void)
+{
+    emu_config cfg;
+    emu_net *net;
+    memset(&cfg, 0, sizeof cfg);
+    memset(stub_plans, 0, sizeof stub_plans);
+    cfg.n_nodes = 2;
+    cfg.platform = EMU_MICA2;
+    cfg.uart_capacity = 16;
+    cfg.battery_j = 0.05; /* CPU + radio ~ 46 mW: dead after ~1.1 s */
+    net = make(2, 1, 1);
+    emu_net_free(net);
+    net = emu_net_new(&cfg);
+    line_links(net, 2);
+    emu_net_boot(net);
+    CHECK(emu_net_schedule_fault(net, 1, 0, 1) == -1); /* max_faults = 0 */
+    emu_net_run_until(net, 5000000u);
+    emu_net_settle_energy(net);
+    CHECK(emu_net_alive(net)[0] == 0 && emu_net_alive(net)[1] == 0);
+    emu_net_free(net);
+}
+
+static void test_kill_and_revive(void)
+{
+    emu_net *net = make(2, 1, 1);
+    memset(stub_plans, 0, sizeof stub_plans);
+    stub_plans[0].send_at_ms = 300;
+    stub_plans[0].dest = 0xFFFF;
+    line_links(net, 2);
+    emu_net_boot(net);
+    CHECK(emu_net_schedule_fault(net, 1, 100000u, 0) == 0);
+    CHECK(emu_net_schedule_fault(net, 1, 500000u, 1) == 0);
+    emu_net_run_until(net, 1000000u);
+    CHECK(stub(net, 1)->received == 0); /* dead while 0 sent */
+    CHECK(stub(net, 1)->boots == 2);
+    CHECK(emu_net_alive(net)[1] == 1);
+    emu_net_free(net);
+}
+
+static void test_uart_round_trip(void)
+{
+    static const uint8_t bytes[] = {0x7e, 0x42, 0x7d, 0x5e, 0x7e};
+    uint8_t out[16];
+    emu_net *net = make(1, 1, 1);
+    memset(stub_plans, 0, sizeof stub_plans);
+    emu_net_boot(net);
+    emu_net_uart_write(net, bytes, sizeof bytes);
+    CHECK(emu_net_uart_read(net, out, sizeof out) == sizeof bytes);
+    CHECK(memcmp(out, bytes, sizeof bytes) == 0);
+    CHECK(emu_net_uart_read(net, out, sizeof out) == 0);
+    emu_net_free(net);
+}
+
+static void test_evq_orders_by_time_then_arming(void)
+{
+    evq q;
+    emu_rng rng;
+    uint64_t last = 0, t;
+    uint32_t i, slot, popped = 0;
+    CHECK(evq_init(&q, 1000) == 0);
+    emu_rng_seed(&rng, 42, 0);
+    for (i = 0; i < 5000; i++) {
+        slot = emu_rng_below(&rng, 1000);
+        if (emu_rng_below(&rng, 4) == 0)
+            evq_cancel(&q, slot);
+        else
+            evq_schedule(&q, slot, emu_rng_below(&rng, 100000));
+    }
+    while (q.count) {
+        slot = evq_pop(&q, &t);
+        CHECK(t >= last);
+        CHECK(!evq_is_armed(&q, slot));
+        last = t;
+        popped++;
+    }
+    CHECK(popped > 0 && popped <= 1000);
+    evq_schedule(&q, 1, 5);
+    evq_schedule(&q, 2, 5);
+    evq_schedule(&q, 1, 5); /* re-armed: now after slot 2 */
+    CHECK(evq_pop(&q, &t) == 2);
+    CHECK(evq_pop(&q, &t) == 1);
+    evq_free(&q);
+}
+
+static void test_same_seed_same_run(void)
+{
+    uint32_t run, counts[2][3];
+    for (run = 0; run < 2; run++) {
+        emu_net *net = make(3, 0, 99);
+        memset(stub_plans, 0, sizeof stub_plans);
+        stub_plans[0].send_at_ms = 20;
+        stub_plans[0].dest = 0xFFFF;
+        stub_plans[1].send_at_ms = 20;
+        stub_plans[1].dest = 2;
+        stub_plans[2].send_at_ms = 20;
+        stub_plans[2].dest = 0xFFFF;
+        line_links(net, 3);
+        emu_net_boot(net);
+        emu_net_run_until(net, 1000000u);
+        counts[run][0] = emu_net_counters(net, EMU_CNT_RECEIVED)[1];
+        counts[run][1] = emu_net_counters(net, EMU_CNT_BACKOFFS)[1];
+        counts[run][2] = (uint32_t)emu_net_events(net);
+        emu_net_free(net);
+    }
+    CHECK(memcmp(counts[0], counts[1], sizeof counts[0]) == 0);
+}
+
+int main(void)
+{
+    test_broadcast_reaches_neighbours_only();
+    test_hidden_terminals_collide();
+    test_carrier_sense_serialises_neighbours();
+    test_unicast_ack();
+    test_lossy_link_statistics();
+    test_energy_is_phase_time_times_current();
+    test_battery_depletion_kills();
+    test_kill_and_revive();
+    test_uart_round_trip();
+    test_evq_orders_by_time_then_arming();
+    test_same_seed_same_run();
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures != 0;
+}
