@@ -68,7 +68,7 @@ typedef enum routing_verdict {
 
 typedef struct routing_neighbor {
     uint16_t id;
-    int16_t last_seqno;  /* last seqno heard from id */
+    uint16_t last_seqno; /* last seqno heard from id (int16 on the wire) */
     uint16_t cost;       /* advertised cumulative cost (beacons only) */
     uint8_t quality;     /* receive-success EWMA, 0..255 */
     uint8_t depth;       /* advertised hopcount, ROUTING_DEPTH_NONE if unrouted */
@@ -89,25 +89,28 @@ typedef struct routing {
     /* private */
     routing_neighbor nb[ROUTING_MAX_NEIGHBORS];
     uint16_t dup_src[ROUTING_DUP_RING];
-    int16_t dup_seq[ROUTING_DUP_RING];
+    uint16_t dup_seq[ROUTING_DUP_RING];
     uint16_t self;
     uint16_t parent;     /* node id, TOS_UART_ADDR at the root, ROUTING_PARENT_NONE */
     uint16_t cost;
-    int16_t seqno;       /* next seqno this node puts on the air */
+    uint16_t seqno;      /* next seqno this node puts on the air (int16 on the wire) */
     uint8_t depth;
     uint8_t parent_slot; /* index into nb, or ROUTING_MAX_NEIGHBORS */
     uint8_t n_nb;
     uint8_t dup_head;
     uint8_t beacon_cursor; /* rotates the listed entries when they do not all fit */
+    uint8_t is_root;
 } routing;
 
 void routing_init(routing *rt, uint16_t self);
 
 /*
  * Every packet heard (addressed to us or overheard) whose type carries a
- * TOS_MHopMsg header (AM 240, 107, 250). Updates the sender's link estimate
- * and advertised depth; for AM 250 `body`/`body_len` are the RoutePacket bytes
- * after the mhop header (ignored for other types). May change the parent.
+ * TOS_MHopMsg header (AM 240, 107, 250). Updates the sender's advertised
+ * depth and liveness and, for AM 240 and 250 (which carry the sender's
+ * running seqno; 107 always carries 0), its link estimate. For AM 250,
+ * `body`/`body_len` are the RoutePacket bytes after the mhop header (ignored
+ * for other types). May change the parent.
  */
 void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh,
                        const uint8_t *body, uint8_t body_len);

@@ -1,0 +1,365 @@
+#include "routing.h"
+
+#include <string.h>
+
+#include "le16.h"
+
+#define NO_SLOT ROUTING_MAX_NEIGHBORS
+#define ROOT_ID 0u
+#define COST_NONE 0xFFFFu
+
+/* int16 on the wire, uint16 inside: wrap-around arithmetic stays defined. */
+static int16_t seq_to_wire(uint16_t s)
+{
+    return s < 0x8000u ? (int16_t)s : (int16_t)(-(int32_t)(0x10000L - (int32_t)s));
+}
+
+/* EWMA with alpha 1/4 toward 255 (received) or 0 (lost); rounding lets both ends be reached. */
+static uint8_t quality_hit(uint8_t q)
+{
+    return (uint8_t)(q + ((255u - q + 3u) >> 2));
+}
+
+static uint8_t quality_miss(uint8_t q)
+{
+    return (uint8_t)(q - ((q + 3u) >> 2));
+}
+
+/* Expected transmissions over a link, in 1/16 units (16 = perfect). */
+static uint16_t link_etx16(uint8_t q)
+{
+    return (uint16_t)((16u * 255u) / (q ? q : 1u));
+}
+
+void routing_init(routing *rt, uint16_t self)
+{
+    uint8_t i;
+
+    memset(rt, 0, sizeof(*rt));
+    rt->self = self;
+    rt->parent_slot = NO_SLOT;
+    for (i = 0; i < ROUTING_DUP_RING; i++) {
+        rt->dup_src[i] = TOS_BCAST_ADDR; /* never a sourceaddr */
+    }
+    rt->is_root = self == ROOT_ID;
+    if (rt->is_root) {
+        rt->parent = TOS_UART_ADDR;
+        rt->depth = 0;
+        rt->cost = 0;
+    } else {
+        rt->parent = ROUTING_PARENT_NONE;
+        rt->depth = ROUTING_DEPTH_NONE;
+        rt->cost = COST_NONE;
+    }
+}
+
+static uint8_t find_slot(const routing *rt, uint16_t id)
+{
+    uint8_t i;
+
+    for (i = 0; i < rt->n_nb; i++) {
+        if (rt->nb[i].id == id) {
+            return i;
+        }
+    }
+    return NO_SLOT;
+}
+
+/*
+ * Heard in every period, a neighbour shows silent == 1 at tick time; it has
+ * missed ROUTING_PARENT_LOST_PERIODS whole periods once silent exceeds that.
+ */
+static uint8_t is_lost(const routing_neighbor *n)
+{
+    return n->silent > ROUTING_PARENT_LOST_PERIODS;
+}
+
+/* A neighbour through which we could reach the root at all. */
+static uint8_t routes_to_root(const routing_neighbor *n)
+{
+    return n->depth < ROUTING_MAX_DEPTH && !is_lost(n) && !n->is_child;
+}
+
+static uint8_t is_candidate(const routing_neighbor *n)
+{
+    return routes_to_root(n) && n->quality >= ROUTING_QUALITY_MIN;
+}
+
+/* Closer to the root, then better link, then lower id: a total order, so ties are reproducible. */
+static uint8_t better(const routing_neighbor *a, const routing_neighbor *b)
+{
+    if (a->depth != b->depth) {
+        return a->depth < b->depth;
+    }
+    if (a->quality != b->quality) {
+        return a->quality > b->quality;
+    }
+    return a->id < b->id;
+}
+
+/* Worse-first eviction order: long silent, then weakest link, then the later slot. */
+static uint8_t worse_victim(const routing_neighbor *a, const routing_neighbor *b)
+{
+    uint8_t a_lost = is_lost(a);
+    uint8_t b_lost = is_lost(b);
+
+    if (a_lost != b_lost) {
+        return a_lost;
+    }
+    return a->quality < b->quality;
+}
+
+/* Slot for a sender not in the table yet, or NO_SLOT if it is not worth one. */
+static uint8_t admit(routing *rt, uint16_t id, uint8_t hopcount)
+{
+    routing_neighbor *n;
+    uint8_t victim = NO_SLOT;
+    uint8_t i, newcomer_useful, victim_useful;
+
+    if (rt->n_nb < ROUTING_MAX_NEIGHBORS) {
+        victim = rt->n_nb++;
+    } else {
+        for (i = 0; i < rt->n_nb; i++) {
+            if (i != rt->parent_slot && (victim == NO_SLOT || worse_victim(&rt->nb[i], &rt->nb[victim]))) {
+                victim = i;
+            }
+        }
+        if (victim == NO_SLOT) {
+            return NO_SLOT;
+        }
+        n = &rt->nb[victim];
+        /* Only a newcomer that could be a parent displaces one that could not. */
+        newcomer_useful = hopcount < ROUTING_MAX_DEPTH && (rt->depth == ROUTING_DEPTH_NONE || hopcount < rt->depth);
+        victim_useful = n->depth < ROUTING_MAX_DEPTH && (rt->depth == ROUTING_DEPTH_NONE || n->depth < rt->depth);
+        if (!(is_lost(n) || n->quality < ROUTING_QUALITY_INIT ||
+              (newcomer_useful && !victim_useful))) {
+            return NO_SLOT;
+        }
+        rt->stats.table_replacements++;
+    }
+    n = &rt->nb[victim];
+    memset(n, 0, sizeof(*n));
+    n->id = id;
+    n->cost = COST_NONE;
+    n->quality = ROUTING_QUALITY_INIT;
+    n->depth = ROUTING_DEPTH_NONE;
+    return victim;
+}
+
+/* Fold the seqno gap since the last packet from n into its link estimate. */
+static void estimate_link(routing_neighbor *n, uint16_t seqno)
+{
+    uint16_t gap = (uint16_t)(seqno - n->last_seqno);
+
+    if (gap == 0) {
+        return; /* a link-layer retransmission, already counted */
+    }
+    if (gap <= ROUTING_MAX_GAP) {
+        for (; gap > 1; gap--) {
+            n->quality = quality_miss(n->quality);
+        }
+    }
+    /* beyond ROUTING_MAX_GAP (or backwards): the sender rebooted; restart the reference */
+    n->quality = quality_hit(n->quality);
+    n->last_seqno = seqno;
+}
+
+static void set_parent(routing *rt, uint8_t slot)
+{
+    uint16_t id = slot == NO_SLOT ? ROUTING_PARENT_NONE : rt->nb[slot].id;
+    uint32_t cost;
+
+    if (id != rt->parent) {
+        rt->stats.parent_changes++;
+    }
+    rt->parent = id;
+    rt->parent_slot = slot;
+    if (slot == NO_SLOT) {
+        rt->depth = ROUTING_DEPTH_NONE;
+        rt->cost = COST_NONE;
+        return;
+    }
+    rt->depth = (uint8_t)(rt->nb[slot].depth + 1u);
+    cost = (uint32_t)rt->nb[slot].cost + link_etx16(rt->nb[slot].quality);
+    rt->cost = cost >= COST_NONE ? (uint16_t)(COST_NONE - 1u) : (uint16_t)cost;
+}
+
+static void reselect(routing *rt)
+{
+    const routing_neighbor *cur, *cand;
+    uint8_t best = NO_SLOT;
+    uint8_t i;
+
+    if (rt->is_root) {
+        return;
+    }
+    for (i = 0; i < rt->n_nb; i++) {
+        if (is_candidate(&rt->nb[i]) && (best == NO_SLOT || better(&rt->nb[i], &rt->nb[best]))) {
+            best = i;
+        }
+    }
+    if (rt->parent_slot != NO_SLOT && routes_to_root(&rt->nb[rt->parent_slot])) {
+        cur = &rt->nb[rt->parent_slot];
+        cand = best == NO_SLOT ? cur : &rt->nb[best];
+        /* hysteresis: keep a working parent unless clearly beaten */
+        if (cand == cur || cand->depth > cur->depth ||
+            (cand->depth == cur->depth && cand->quality < (uint16_t)cur->quality + ROUTING_SWITCH_MARGIN)) {
+            best = rt->parent_slot;
+        }
+    }
+    set_parent(rt, best);
+}
+
+void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh,
+                       const uint8_t *body, uint8_t body_len)
+{
+    routing_neighbor *n;
+    uint8_t slot;
+    uint16_t src = mh->sourceaddr;
+
+    if (src == rt->self || src == TOS_BCAST_ADDR || src == TOS_UART_ADDR) {
+        return;
+    }
+    slot = find_slot(rt, src);
+    if (slot == NO_SLOT) {
+        slot = admit(rt, src, mh->hopcount);
+        if (slot == NO_SLOT) {
+            return;
+        }
+        rt->nb[slot].last_seqno = (uint16_t)mh->seqno;
+    } else if (tos->type == AM_DATA || tos->type == AM_ROUTE_BEACON) {
+        estimate_link(&rt->nb[slot], (uint16_t)mh->seqno);
+    }
+    n = &rt->nb[slot];
+    n->silent = 0;
+    n->depth = mh->hopcount;
+    if (tos->type == AM_ROUTE_BEACON && body_len >= ROUTING_BEACON_FIXED) {
+        n->is_child = le16_get(&body[0]) == rt->self;
+        n->cost = le16_get(&body[2]);
+    } else if (tos->type == AM_DATA && tos->addr != TOS_BCAST_ADDR) {
+        n->is_child = tos->addr == rt->self; /* whom it sends results to is its parent */
+    }
+    reselect(rt);
+}
+
+static uint8_t seen_recently(const routing *rt, uint16_t src, uint16_t seq)
+{
+    uint8_t i;
+
+    for (i = 0; i < ROUTING_DUP_RING; i++) {
+        if (rt->dup_src[i] == src && rt->dup_seq[i] == seq) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+routing_verdict routing_should_forward(routing *rt, const mhop_header *mh)
+{
+    uint16_t seq = (uint16_t)mh->seqno;
+
+    if (seen_recently(rt, mh->sourceaddr, seq)) {
+        rt->stats.dup_drops++;
+        return ROUTING_DROP_DUP;
+    }
+    if (rt->depth == ROUTING_DEPTH_NONE) {
+        rt->stats.no_route_drops++;
+        return ROUTING_DROP_NO_ROUTE;
+    }
+    if (mh->hopcount <= rt->depth) {
+        rt->stats.cycle_drops++;
+        return ROUTING_DROP_CYCLE;
+    }
+    rt->dup_src[rt->dup_head] = mh->sourceaddr;
+    rt->dup_seq[rt->dup_head] = seq;
+    rt->dup_head = (uint8_t)((rt->dup_head + 1u) % ROUTING_DUP_RING);
+    return ROUTING_ACCEPT;
+}
+
+uint16_t routing_fill_header(routing *rt, mhop_header *mh, uint16_t origin)
+{
+    mh->sourceaddr = rt->self;
+    mh->originaddr = origin;
+    mh->seqno = seq_to_wire(rt->seqno);
+    mh->hopcount = rt->depth;
+    if (!rt->is_root) {
+        rt->seqno++; /* the root's results go to the UART, where nobody estimates links */
+    }
+    return rt->parent == ROUTING_PARENT_NONE ? TOS_BCAST_ADDR : rt->parent;
+}
+
+uint8_t routing_build_beacon(routing *rt, uint8_t *out, uint8_t cap)
+{
+    mhop_header mh;
+    uint8_t room, listed = 0, k, i;
+    uint8_t *entry;
+
+    if (cap < MHOP_HEADER_LEN + ROUTING_BEACON_FIXED) {
+        return 0;
+    }
+    mh.sourceaddr = rt->self;
+    mh.originaddr = rt->self;
+    mh.seqno = seq_to_wire(rt->seqno++);
+    mh.hopcount = rt->depth;
+    mhop_header_pack(&mh, out);
+    le16_put(&out[MHOP_HEADER_LEN], rt->parent);
+    le16_put(&out[MHOP_HEADER_LEN + 2], rt->cost);
+
+    room = (uint8_t)((cap - MHOP_HEADER_LEN - ROUTING_BEACON_FIXED) / ROUTING_BEACON_ENTRY);
+    entry = &out[MHOP_HEADER_LEN + ROUTING_BEACON_FIXED];
+    for (k = 0; k < rt->n_nb && listed < room; k++) {
+        i = (uint8_t)((rt->beacon_cursor + k) % rt->n_nb);
+        if (is_lost(&rt->nb[i])) {
+            continue;
+        }
+        le16_put(entry, rt->nb[i].id);
+        entry[2] = rt->nb[i].quality;
+        entry += ROUTING_BEACON_ENTRY;
+        listed++;
+    }
+    if (rt->n_nb) {
+        rt->beacon_cursor = (uint8_t)((rt->beacon_cursor + k) % rt->n_nb);
+    }
+    out[MHOP_HEADER_LEN + 4] = listed;
+    return (uint8_t)(MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + listed * ROUTING_BEACON_ENTRY);
+}
+
+void routing_tick(routing *rt)
+{
+    uint8_t i;
+
+    for (i = 0; i < rt->n_nb; i++) {
+        if (rt->nb[i].silent < 0xFFu) {
+            rt->nb[i].silent++;
+        }
+    }
+    reselect(rt);
+}
+
+uint16_t routing_parent(const routing *rt)
+{
+    return rt->parent;
+}
+
+uint8_t routing_depth(const routing *rt)
+{
+    return rt->depth;
+}
+
+uint8_t routing_parent_quality(const routing *rt)
+{
+    if (rt->is_root) {
+        return 255u;
+    }
+    return rt->parent_slot == NO_SLOT ? 0u : rt->nb[rt->parent_slot].quality;
+}
+
+uint8_t routing_neighbor_count(const routing *rt)
+{
+    return rt->n_nb;
+}
+
+const routing_neighbor *routing_neighbor_at(const routing *rt, uint8_t i)
+{
+    return i < rt->n_nb ? &rt->nb[i] : NULL;
+}

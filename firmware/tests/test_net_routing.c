@@ -1,0 +1,414 @@
+/*
+ * Routing tree (net/routing.h): small networks of routing instances exchange
+ * beacons over a scripted, deterministic radio; parents, depths, drops and
+ * reselection after a parent dies are checked against the topology.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "net/le16.h"
+#include "net/routing.h"
+
+#define MAX_NODES 16
+
+typedef struct net {
+    routing rt[MAX_NODES];
+    uint8_t link[MAX_NODES][MAX_NODES]; /* link[a][b]: b hears a; value = 1-in-N loss, 1 = perfect */
+    uint8_t alive[MAX_NODES];
+    int n;
+    unsigned round;
+} net;
+
+static void net_init(net *nw, int n)
+{
+    int i;
+
+    memset(nw, 0, sizeof(*nw));
+    nw->n = n;
+    for (i = 0; i < n; i++) {
+        routing_init(&nw->rt[i], (uint16_t)i);
+        nw->alive[i] = 1;
+    }
+}
+
+static void connect(net *nw, int a, int b, uint8_t loss_every)
+{
+    nw->link[a][b] = loss_every;
+    nw->link[b][a] = loss_every;
+}
+
+/* Hand a packet (mhop header + body) from `from` to everyone who hears it this round. */
+static void deliver(net *nw, int from, const tos_header *tos, const uint8_t *data, uint8_t len)
+{
+    mhop_header mh;
+    int to;
+    uint8_t loss;
+
+    mhop_header_unpack(&mh, data);
+    for (to = 0; to < nw->n; to++) {
+        loss = nw->link[from][to];
+        if (to == from || !loss || !nw->alive[to]) {
+            continue;
+        }
+        if (loss > 1 && nw->round % loss == 0) {
+            continue; /* this link loses one packet in `loss` */
+        }
+        routing_on_packet(&nw->rt[to], tos, &mh, data + MHOP_HEADER_LEN,
+                          (uint8_t)(len - MHOP_HEADER_LEN));
+    }
+}
+
+/* One beacon period: every live node beacons, then every node ticks. */
+static void net_round(net *nw)
+{
+    uint8_t buf[TOS_DATA_LENGTH];
+    tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
+    int i;
+
+    nw->round++;
+    for (i = 0; i < nw->n; i++) {
+        if (!nw->alive[i]) {
+            continue;
+        }
+        tos.length = routing_build_beacon(&nw->rt[i], buf, sizeof buf);
+        deliver(nw, i, &tos, buf, tos.length);
+    }
+    for (i = 0; i < nw->n; i++) {
+        routing_tick(&nw->rt[i]);
+    }
+}
+
+static void test_root(void)
+{
+    routing rt;
+
+    routing_init(&rt, 0);
+    CHECK_EQ(routing_parent(&rt), TOS_UART_ADDR);
+    CHECK_EQ(routing_depth(&rt), 0);
+    routing_tick(&rt);
+    routing_tick(&rt);
+    routing_tick(&rt);
+    routing_tick(&rt);
+    CHECK_EQ(routing_parent(&rt), TOS_UART_ADDR);
+
+    routing_init(&rt, 7);
+    CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE);
+    CHECK_EQ(routing_depth(&rt), ROUTING_DEPTH_NONE);
+}
+
+static void test_beacon_bytes(void)
+{
+    static const uint8_t golden[] = {
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* mhop: src 0, origin 0, seqno 0, hop 0 */
+        0x7E, 0x00,                               /* parent: the UART */
+        0x00, 0x00,                               /* cost 0 */
+        0x01,                                     /* one entry */
+        0x05, 0x00, ROUTING_QUALITY_INIT,         /* node 5 at the initial estimate */
+    };
+    tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
+    mhop_header mh = {5, 5, 0, ROUTING_DEPTH_NONE};
+    uint8_t body[ROUTING_BEACON_FIXED] = {0xFF, 0xFF, 0xFF, 0xFF, 0};
+    uint8_t out[TOS_DATA_LENGTH];
+    routing rt;
+
+    routing_init(&rt, 0);
+    routing_on_packet(&rt, &tos, &mh, body, sizeof body);
+    CHECK_EQ(routing_build_beacon(&rt, out, sizeof out), sizeof golden);
+    CHECK_BYTES(out, golden, sizeof golden);
+    /* the seqno advances with every beacon */
+    routing_build_beacon(&rt, out, sizeof out);
+    CHECK_EQ(le16_get(&out[4]), 1);
+    /* too small a buffer */
+    CHECK_EQ(routing_build_beacon(&rt, out, MHOP_HEADER_LEN + ROUTING_BEACON_FIXED - 1), 0);
+    /* room for the fixed part only: zero entries listed */
+    CHECK_EQ(routing_build_beacon(&rt, out, MHOP_HEADER_LEN + ROUTING_BEACON_FIXED),
+             MHOP_HEADER_LEN + ROUTING_BEACON_FIXED);
+    CHECK_EQ(out[11], 0);
+    CHECK(ROUTING_BEACON_MAX <= TOS_DATA_LENGTH);
+}
+
+static void test_chain(void)
+{
+    static net nw;
+    int i, r;
+
+    net_init(&nw, 6);
+    for (i = 0; i + 1 < 6; i++) {
+        connect(&nw, i, i + 1, 1);
+    }
+    for (r = 0; r < 8; r++) {
+        net_round(&nw);
+    }
+    for (i = 1; i < 6; i++) {
+        CHECK_EQ(routing_parent(&nw.rt[i]), i - 1);
+        CHECK_EQ(routing_depth(&nw.rt[i]), i);
+        CHECK(routing_parent_quality(&nw.rt[i]) > 230); /* 7 beacons heard, none lost */
+    }
+}
+
+static void test_grid(void)
+{
+    static net nw;
+    int x, y, r, id, p;
+
+    net_init(&nw, 16);
+    for (y = 0; y < 4; y++) {
+        for (x = 0; x < 4; x++) {
+            if (x + 1 < 4) {
+                connect(&nw, y * 4 + x, y * 4 + x + 1, 1);
+            }
+            if (y + 1 < 4) {
+                connect(&nw, y * 4 + x, (y + 1) * 4 + x, 1);
+            }
+        }
+    }
+    for (r = 0; r < 12; r++) {
+        net_round(&nw);
+    }
+    for (id = 1; id < 16; id++) {
+        x = id % 4;
+        y = id / 4;
+        p = routing_parent(&nw.rt[id]);
+        CHECK_EQ(routing_depth(&nw.rt[id]), x + y);
+        /* ties at equal depth and quality go to the lower id: the neighbour above */
+        CHECK_EQ(p, y > 0 ? id - 4 : id - 1);
+    }
+}
+
+/* Node 2 hears 1 (loses every 2nd packet) and 3 (perfect), both one hop from the root. */
+static void test_prefers_better_link(void)
+{
+    static net nw;
+    int r;
+
+    net_init(&nw, 4);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 0, 3, 1);
+    connect(&nw, 1, 2, 2);
+    connect(&nw, 3, 2, 1);
+    for (r = 0; r < 20; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[2]), 3);
+    CHECK_EQ(routing_depth(&nw.rt[2]), 2);
+    CHECK(routing_parent_quality(&nw.rt[2]) > 200);
+}
+
+static void test_parent_loss_reselects(void)
+{
+    static net nw;
+    int r;
+
+    net_init(&nw, 4);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 0, 3, 1);
+    connect(&nw, 1, 2, 1);
+    connect(&nw, 3, 2, 1);
+    for (r = 0; r < 6; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+    CHECK_EQ(nw.rt[2].stats.parent_changes, 1);
+
+    nw.alive[1] = 0;
+    for (r = 0; r < (int)ROUTING_PARENT_LOST_PERIODS - 1; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1); /* not yet: still within the grace periods */
+    net_round(&nw);
+    CHECK_EQ(routing_parent(&nw.rt[2]), 3);
+    CHECK_EQ(routing_depth(&nw.rt[2]), 2);
+    CHECK_EQ(nw.rt[2].stats.parent_changes, 2);
+
+    /* the only way out dies too: unrouted, and the poison reaches the child */
+    nw.alive[3] = 0;
+    for (r = 0; r < (int)ROUTING_PARENT_LOST_PERIODS; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[2]), ROUTING_PARENT_NONE);
+    CHECK_EQ(routing_depth(&nw.rt[2]), ROUTING_DEPTH_NONE);
+}
+
+/* A child must not become its parent's parent when the grandparent vanishes. */
+static void test_no_two_node_loop(void)
+{
+    static net nw;
+    int r;
+
+    net_init(&nw, 3);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 1, 2, 1);
+    for (r = 0; r < 5; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+    nw.alive[0] = 0;
+    for (r = 0; r < 12; r++) {
+        net_round(&nw);
+    }
+    CHECK(routing_parent(&nw.rt[1]) != 2);
+    CHECK_EQ(routing_parent(&nw.rt[1]), ROUTING_PARENT_NONE);
+    CHECK_EQ(routing_parent(&nw.rt[2]), ROUTING_PARENT_NONE);
+}
+
+static void test_link_estimate_from_gaps(void)
+{
+    tos_header tos = {TOS_BCAST_ADDR, AM_DATA, TOS_DEFAULT_GROUP, 0};
+    mhop_header mh = {9, 9, 100, 1};
+    routing rt;
+    uint8_t q0, q1;
+
+    routing_init(&rt, 4);
+    routing_on_packet(&rt, &tos, &mh, NULL, 0);
+    q0 = routing_neighbor_at(&rt, 0)->quality;
+    CHECK_EQ(q0, ROUTING_QUALITY_INIT);
+    mh.seqno = 101; /* no loss: up */
+    routing_on_packet(&rt, &tos, &mh, NULL, 0);
+    q1 = routing_neighbor_at(&rt, 0)->quality;
+    CHECK(q1 > q0);
+    routing_on_packet(&rt, &tos, &mh, NULL, 0); /* retransmission: unchanged */
+    CHECK_EQ(routing_neighbor_at(&rt, 0)->quality, q1);
+    mh.seqno = 106; /* four lost, one received: down */
+    routing_on_packet(&rt, &tos, &mh, NULL, 0);
+    CHECK(routing_neighbor_at(&rt, 0)->quality < q1);
+    /* seqno wraps from 32767 to -32768 without a reboot */
+    mh.seqno = 32767;
+    routing_on_packet(&rt, &tos, &mh, NULL, 0);
+    q1 = routing_neighbor_at(&rt, 0)->quality;
+    mh.seqno = -32768;
+    routing_on_packet(&rt, &tos, &mh, NULL, 0);
+    CHECK(routing_neighbor_at(&rt, 0)->quality > q1);
+    /* the dummy heartbeat (AM 107, seqno always 0) does not disturb the estimate */
+    q1 = routing_neighbor_at(&rt, 0)->quality;
+    tos.type = AM_DUMMY_RESULT;
+    mh.seqno = 0;
+    routing_on_packet(&rt, &tos, &mh, NULL, 0);
+    CHECK_EQ(routing_neighbor_at(&rt, 0)->quality, q1);
+}
+
+static void test_fill_header(void)
+{
+    static net nw;
+    mhop_header mh;
+    routing root;
+    int r;
+
+    net_init(&nw, 2);
+    connect(&nw, 0, 1, 1);
+    for (r = 0; r < 3; r++) {
+        net_round(&nw);
+    }
+    mh.seqno = 0;
+    CHECK_EQ(routing_fill_header(&nw.rt[1], &mh, 1), 0);
+    CHECK_EQ(mh.sourceaddr, 1);
+    CHECK_EQ(mh.originaddr, 1);
+    CHECK_EQ(mh.hopcount, 1);
+    r = mh.seqno;
+    CHECK_EQ(routing_fill_header(&nw.rt[1], &mh, 42), 0); /* forwarding 42's result */
+    CHECK_EQ(mh.originaddr, 42);
+    CHECK_EQ(mh.seqno, r + 1);
+
+    routing_init(&root, 0);
+    CHECK_EQ(routing_fill_header(&root, &mh, 0), TOS_UART_ADDR);
+    CHECK_EQ(mh.hopcount, 0);
+    r = mh.seqno;
+    routing_fill_header(&root, &mh, 0);
+    CHECK_EQ(mh.seqno, r); /* not incremented toward the UART */
+
+    routing_init(&root, 5); /* no parent yet: broadcast, hopcount invalid */
+    CHECK_EQ(routing_fill_header(&root, &mh, 5), TOS_BCAST_ADDR);
+    CHECK_EQ(mh.hopcount, MHOP_HOPCOUNT_INVALID);
+}
+
+static void test_dup_cycle_noroute(void)
+{
+    static net nw;
+    routing *rt;
+    mhop_header child = {2, 2, 10, 2};
+    mhop_header peer = {5, 5, 3, 1};
+    mhop_header up = {0, 0, 3, 0};
+    int r, i;
+
+    net_init(&nw, 3);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 1, 2, 1);
+    for (r = 0; r < 4; r++) {
+        net_round(&nw);
+    }
+    rt = &nw.rt[1];
+    CHECK_EQ(routing_depth(rt), 1);
+    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_DROP_DUP);
+    CHECK_EQ(routing_should_forward(rt, &peer), ROUTING_DROP_CYCLE);
+    CHECK_EQ(routing_should_forward(rt, &up), ROUTING_DROP_CYCLE);
+    child.seqno = 11;
+    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+    /* the ring forgets after ROUTING_DUP_RING newer packets */
+    for (i = 0; i < (int)ROUTING_DUP_RING; i++) {
+        child.seqno = (int16_t)(20 + i);
+        CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+    }
+    child.seqno = 11;
+    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+    CHECK_EQ(rt->stats.dup_drops, 1);
+    CHECK_EQ(rt->stats.cycle_drops, 2);
+
+    /* a packet from a parentless node (hopcount 0xFF) is accepted by the root */
+    child.hopcount = MHOP_HOPCOUNT_INVALID;
+    CHECK_EQ(routing_should_forward(&nw.rt[0], &child), ROUTING_ACCEPT);
+
+    routing_init(rt, 1);
+    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_DROP_NO_ROUTE);
+    CHECK_EQ(rt->stats.no_route_drops, 1);
+}
+
+/* A full table keeps its parent and lets a potential parent displace a useless entry. */
+static void test_table_replacement(void)
+{
+    tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
+    uint8_t body[ROUTING_BEACON_FIXED] = {0, 0, 0, 0, 0};
+    mhop_header mh = {7, 7, 0, 2};
+    routing rt;
+    uint8_t i;
+
+    routing_init(&rt, 50);
+    routing_on_packet(&rt, &tos, &mh, body, sizeof body); /* node 7 at depth 2: parent */
+    CHECK_EQ(routing_parent(&rt), 7);
+    CHECK_EQ(routing_depth(&rt), 3);
+    for (i = 1; i < ROUTING_MAX_NEIGHBORS; i++) {        /* children at depth 4 fill the table */
+        mh.sourceaddr = (uint16_t)(100 + i);
+        mh.hopcount = 4;
+        le16_put(body, 50);
+        routing_on_packet(&rt, &tos, &mh, body, sizeof body);
+    }
+    CHECK_EQ(routing_neighbor_count(&rt), ROUTING_MAX_NEIGHBORS);
+    mh.sourceaddr = 200; /* another child: not worth a slot */
+    routing_on_packet(&rt, &tos, &mh, body, sizeof body);
+    CHECK_EQ(rt.stats.table_replacements, 0);
+    mh.sourceaddr = 201; /* a depth-1 node could be a parent: displaces a child */
+    mh.hopcount = 1;
+    le16_put(body, 0);
+    routing_on_packet(&rt, &tos, &mh, body, sizeof body);
+    CHECK_EQ(rt.stats.table_replacements, 1);
+    CHECK_EQ(routing_parent(&rt), 201); /* and, being closer to the root, becomes the parent */
+    CHECK_EQ(routing_depth(&rt), 2);
+    for (i = 0; i < routing_neighbor_count(&rt); i++) {
+        CHECK(routing_neighbor_at(&rt, i)->id != 200);
+    }
+}
+
+int main(void)
+{
+    test_root();
+    test_beacon_bytes();
+    test_chain();
+    test_grid();
+    test_prefers_better_link();
+    test_parent_loss_reselects();
+    test_no_two_node_loop();
+    test_link_estimate_from_gaps();
+    test_fill_header();
+    test_dup_cycle_noroute();
+    test_table_replacement();
+    return check_report("test_net_routing");
+}
