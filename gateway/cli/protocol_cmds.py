@@ -1,7 +1,239 @@
-"""Subcommands registered with the `mote` host (see pyproject.toml, group motebase.commands)."""
+"""`mote decode` and `mote listen`: look at TinyOS/TinyDB traffic without a query session.
+
+Both print one JSON object per message: ``am``, ``am_name``, the TOS header fields, the
+multihop header fields where the AM type has them, and ``body`` with the field names of the
+wire-format spec (bytes as hex).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
 import click
 
-COMMANDS: list[click.Command] = []
+from gateway.protocol import (
+    DecodeError,
+    Deframer,
+    Frame,
+    FramingStats,
+    Protocol,
+    WireType,
+    decode_packet,
+)
+from gateway.protocol.tos import TINYDB_PAYLOAD_LEN
+from gateway.transport import PLATFORM_BAUD, open_endpoint
+
+_PROTOCOL_BYTES = {int(p) for p in Protocol}
+
+
+def _parse_types(spec: str | None) -> tuple[int, ...] | None:
+    if not spec:
+        return None
+    types = []
+    for item in spec.split(","):
+        token = item.strip()
+        try:
+            types.append(int(token) if token.isdigit() else int(WireType[token.upper()]))
+        except KeyError:
+            names = ", ".join(t.name.lower() for t in WireType)
+            raise click.BadParameter(
+                f"unknown wire type {token!r} (codes 1-9 or {names})"
+            ) from None
+    return tuple(types)
+
+
+_TYPES_HELP = (
+    "Wire types of the query's fields for tuple values, comma-separated codes or names "
+    "(e.g. 4,4,2 or uinttwo,uinttwo,uintone). Default: every field 2 bytes."
+)
+
+
+@dataclass
+class _Decoder:
+    """Turns frames and packets into JSON lines and keeps the counts for --stats."""
+
+    field_types: tuple[int, ...] | None
+    max_payload: int
+    out: IO[str]
+    err: IO[str]
+    framing: FramingStats = dataclasses.field(default_factory=FramingStats)
+    packets: int = 0
+    undecodable: int = 0
+    bad_lines: int = 0
+
+    def packet(self, data: bytes) -> None:
+        try:
+            decoded = decode_packet(
+                data, field_types=self.field_types, max_payload=self.max_payload
+            )
+        except DecodeError as exc:
+            self.undecodable += 1
+            self._emit(self.err, _error_json(exc, data))
+            return
+        self.packets += 1
+        self._emit(self.out, decoded.to_json_dict())
+
+    def frame(self, frame: Frame) -> None:
+        if frame.protocol in (Protocol.PACKET_ACK, Protocol.PACKET_NO_ACK):
+            self.packet(frame.payload)
+        elif frame.protocol == Protocol.ACK:
+            self._emit(self.out, {"frame": "ack", "token": frame.token})
+        else:
+            self._emit(self.out, {"frame": "unknown_protocol_reply", "protocol": frame.payload[0]})
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "frames": self.framing.as_dict(),
+            "corrupt_frames": self.framing.corrupt,
+            "packets": self.packets,
+            "undecodable": self.undecodable,
+            "bad_lines": self.bad_lines,
+        }
+
+    @staticmethod
+    def _emit(stream: IO[str], obj: dict[str, Any]) -> None:
+        stream.write(json.dumps(obj) + "\n")
+        stream.flush()
+
+
+def _error_json(exc: DecodeError, data: bytes) -> dict[str, Any]:
+    return {
+        "error": str(exc),
+        "kind": exc.kind,
+        "field": exc.field,
+        "offset": exc.offset,
+        "bytes": data.hex(),
+    }
+
+
+def _looks_like_frame(data: bytes) -> bool:
+    # A packet to the UART starts 7e 00 (addr 0x007E LE); a frame's second byte is a
+    # protocol byte (0x40-0x42, 0xff) and its flags enclose it.
+    return len(data) >= 2 and data[0] == 0x7E and data[-1] == 0x7E and data[1] in _PROTOCOL_BYTES
+
+
+def _hex_lines(stream: IO[str]) -> Iterator[str]:
+    for line in stream:
+        text = line.split("#", 1)[0].strip()
+        if text:
+            yield text
+
+
+def _decode_hex(lines: Iterable[str], decoder: _Decoder) -> None:
+    for text in lines:
+        try:
+            data = bytes.fromhex(text.replace(":", " "))
+        except ValueError as exc:
+            decoder.bad_lines += 1
+            decoder.err.write(json.dumps({"error": f"not hex: {exc}", "line": text}) + "\n")
+            continue
+        if _looks_like_frame(data):
+            deframer = Deframer()
+            for frame in deframer.feed(data):
+                decoder.frame(frame)
+            decoder.framing.add(deframer.stats)
+        else:
+            decoder.packet(data)
+
+
+def _decode_raw(stream: IO[bytes], decoder: _Decoder) -> None:
+    deframer = Deframer()
+    while chunk := stream.read(4096):
+        for frame in deframer.feed(chunk):
+            decoder.frame(frame)
+    decoder.framing.add(deframer.stats)
+
+
+@click.command("decode")
+@click.argument("source", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.option("--raw", is_flag=True, help="SOURCE is a binary stream of framed bytes.")
+@click.option("--types", "types_spec", metavar="T1,T2,...", help=_TYPES_HELP)
+@click.option("--stats", "show_stats", is_flag=True, help="Print frame counts by outcome last.")
+@click.option(
+    "--payload-len",
+    default=TINYDB_PAYLOAD_LEN,
+    show_default=True,
+    help="TOSH_DATA_LENGTH of the build (29 for stock TinyOS).",
+)
+def decode_cmd(
+    source: str, raw: bool, types_spec: str | None, show_stats: bool, payload_len: int
+) -> None:
+    """Decode TinyOS/TinyDB packets from SOURCE (a file, or - for stdin).
+
+    Input is hex, one frame (7e ... 7e) or packet (TOS header + data) per line, or with
+    --raw the binary byte stream of a serial line. Prints one JSON object per message;
+    undecodable input is reported as JSON on stderr and skipped.
+    """
+    decoder = _Decoder(_parse_types(types_spec), payload_len, sys.stdout, sys.stderr)
+    if raw:
+        with click.open_file(source, "rb") as binary:
+            _decode_raw(binary, decoder)
+    else:
+        with click.open_file(source, "r") as text:
+            _decode_hex(_hex_lines(text), decoder)
+    if show_stats:
+        decoder.out.write(json.dumps({"stats": decoder.stats()}) + "\n")
+
+
+@click.command("listen")
+@click.option("--port", "url", required=True, help="Device path, pyserial URL or sf://host:port.")
+@click.option(
+    "--platform",
+    type=click.Choice(sorted(PLATFORM_BAUD)),
+    default="mica2",
+    show_default=True,
+    help="Sets the baud rate of a serial port.",
+)
+@click.option("--baud", type=int, help="Baud rate, overriding --platform.")
+@click.option("--types", "types_spec", metavar="T1,T2,...", help=_TYPES_HELP)
+@click.option("--hex", "as_hex", is_flag=True, help="Print raw packet bytes like TinyOS Listen.")
+@click.option("--count", type=int, help="Stop after this many packets.")
+@click.option("--timeout", type=float, help="Stop after this many seconds.")
+@click.option("--reconnect", is_flag=True, help="Reopen the port when the link drops.")
+def listen_cmd(
+    url: str,
+    platform: str,
+    baud: int | None,
+    types_spec: str | None,
+    as_hex: bool,
+    count: int | None,
+    timeout: float | None,
+    reconnect: bool,
+) -> None:
+    """Print packets arriving on a serial endpoint as they come (Ctrl-C stops)."""
+    field_types = _parse_types(types_spec)
+    out = sys.stdout
+    decoder = _Decoder(field_types, TINYDB_PAYLOAD_LEN, out, sys.stderr)
+    try:
+        endpoint = open_endpoint(url, platform, baud, reconnect=reconnect)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot open {url}: {exc}") from exc
+    deadline = None if timeout is None else time.monotonic() + timeout
+    seen = 0
+    try:
+        while count is None or seen < count:
+            wait = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
+            if wait <= 0:
+                break
+            for packet in endpoint.read_packets(wait)[: None if count is None else count - seen]:
+                seen += 1
+                if as_hex:
+                    out.write(" ".join(f"{b:02x}" for b in packet) + "\n")
+                    out.flush()
+                else:
+                    decoder.packet(packet)
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        raise click.ClickException(f"link lost: {exc}") from exc
+    finally:
+        endpoint.close()
+
+
+COMMANDS: list[click.Command] = [decode_cmd, listen_cmd]
