@@ -12,7 +12,7 @@
  *   - Entries never move; a small array of slot indices keeps arrival order.
  *   - Policies, applied when a push finds the queue full:
  *       NAIVE   FIFO; the newcomer is dropped.
- *       WINAVG  the oldest entry and the next older one of the same
+ *       WINAVG  the oldest entry and the next oldest one of the same
  *               (qid, origin) are averaged into one entry carrying the sum of
  *               their counts, through the query engine's radioq_merge_fn (only
  *               it knows the tuple layout); the newcomer is then appended. If no
@@ -36,7 +36,7 @@
 
 #include "mhop.h"
 
-#define RADIOQ_MAX_LEN 8u
+#define RADIOQ_MAX_LEN 8u /* at most 8: slot occupancy is one byte of bits */
 #define RADIOQ_DEFAULT_LEN 5u
 #define RADIOQ_PAYLOAD_MAX MHOP_PAYLOAD_MAX /* 42 */
 #define RADIOQ_HISTORY 8u
@@ -86,6 +86,7 @@ typedef struct radioq {
     int16_t hist_value[RADIOQ_HISTORY];
     uint8_t hist_qid[RADIOQ_HISTORY];
     uint8_t order[RADIOQ_MAX_LEN]; /* slot indices, oldest first */
+    uint8_t used;                  /* bit i set: slot[i] holds an entry */
     uint8_t count;
     uint8_t len;
     uint8_t policy;
