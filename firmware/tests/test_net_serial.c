@@ -253,6 +253,35 @@ static void test_rx_too_long(void)
     CHECK_EQ(rx.stats.packets, 1);
 }
 
+/* Arbitrary bytes (flag-heavy, escape-heavy): never more than a TOS_Msg out, never stuck. */
+static void test_rx_garbage(void)
+{
+    serial_rx rx;
+    uint32_t lcg = 12345u;
+    const uint8_t *p;
+    uint8_t byte, len;
+    long i;
+    int bad = 0, got;
+
+    serial_rx_init(&rx);
+    for (i = 0; i < 200000L; i++) {
+        lcg = lcg * 1103515245u + 12345u;
+        byte = (uint8_t)(lcg >> 16);
+        if ((lcg >> 8 & 0x1Fu) == 0) {
+            byte = SERIAL_SYNC;
+        } else if ((lcg >> 8 & 0x1Fu) == 1) {
+            byte = SERIAL_ESC;
+        }
+        if (serial_rx_byte(&rx, byte) != SERIAL_RX_NONE) {
+            p = serial_rx_packet(&rx, &len);
+            bad += len < TOS_HEADER_LEN || len > TOS_MSG_MAX || p == NULL;
+        }
+    }
+    CHECK_EQ(bad, 0);
+    /* and a clean frame right after still decodes */
+    CHECK_EQ(feed(&rx, frame_escapes, sizeof frame_escapes, &got), SERIAL_RX_PACKET);
+}
+
 int main(void)
 {
     test_crc();
@@ -266,5 +295,6 @@ int main(void)
     test_rx_corruption_and_resync();
     test_rx_short_and_escape_errors();
     test_rx_too_long();
+    test_rx_garbage();
     return check_report("test_net_serial");
 }
