@@ -11,8 +11,10 @@ aggregates, ``NO INTERLEAVE``, ``OUTPUT ACTION``), keywords in any case::
                 | LIFETIME time [MIN SAMPLE RATE time] | FOR time | OUTPUT ACTION name [(n)]
     cond       := conj {OR conj};  conj := neg {AND neg};  neg := NOT neg | '(' cond ')' | cmp
     cmp        := expr ('='|'<>'|'!='|'>'|'>='|'<'|'<=') expr
-    expr       := sum {'>>' sum};  sum := term {('+'|'-') term};  term := unary {('*'|'/'|'%') unary}
-    unary      := '-' unary | NUMBER[unit] | name ['.' name] | name '(' [arg {',' arg}] ')' | '(' expr ')'
+    expr       := sum {'>>' sum};  sum := term {('+'|'-') term}
+    term       := unary {('*'|'/'|'%') unary}
+    unary      := '-' unary | NUMBER[unit] | name ['.' name] | name '(' [arg {',' arg}] ')'
+                | '(' expr ')'
 
 Semantic checks (catalog names, what the wire format can carry, OR) happen in the
 planner; only constructs this gateway does not implement at all (events, storage points,
@@ -32,8 +34,29 @@ T = TypeVar("T")
 
 #: Words that start a clause; they can never be attribute names.
 RESERVED = frozenset(
-    "SELECT FROM WHERE BY HAVING EPOCH SAMPLE ONCE LIFETIME OUTPUT AND OR NOT FOR INTO ON "
-    "TRIGGER CREATE DROP STOP AS".split()
+    [
+        "SELECT",
+        "FROM",
+        "WHERE",
+        "BY",
+        "HAVING",
+        "EPOCH",
+        "SAMPLE",
+        "ONCE",
+        "LIFETIME",
+        "OUTPUT",
+        "AND",
+        "OR",
+        "NOT",
+        "FOR",
+        "INTO",
+        "ON",
+        "TRIGGER",
+        "CREATE",
+        "DROP",
+        "STOP",
+        "AS",
+    ]
 )
 
 #: Time units and their length in milliseconds.
@@ -206,13 +229,13 @@ class _Parser:
         token = self._expect_kind(Kind.NUMBER, what)
         unit = None
         following = self._peek()
-        if following.kind is Kind.WORD and (
+        is_unit = following.kind is Kind.WORD and (
             following.upper in TIME_UNITS or following.upper in extra_units
-        ):
-            # 'LIFETIME 30 MIN SAMPLE RATE' is a lifetime in minutes only if MIN is not
-            # the start of the MIN SAMPLE RATE clause.
-            if not (following.upper == "MIN" and self._peek(1).upper == "SAMPLE"):
-                unit = self._advance().upper
+        )
+        # In 'LIFETIME 30 days MIN SAMPLE RATE r', MIN starts the next clause.
+        starts_min_rate = following.upper == "MIN" and self._peek(1).upper == "SAMPLE"
+        if is_unit and not starts_min_rate:
+            unit = self._advance().upper
         return ast.TimeValue(_number(token), unit, _pos(token))
 
     # --- conditions ---------------------------------------------------------------------
