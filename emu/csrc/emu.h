@@ -43,7 +43,12 @@ void emu_net_set_link_decay(emu_net *net, double per_hour);
 
 int emu_net_add_source(emu_net *net, const emu_source_spec *spec);
 int emu_net_assign_source(emu_net *net, uint32_t attr, int source, uint32_t lo, uint32_t hi);
-int emu_net_set_sensor_cost(emu_net *net, uint32_t attr, double current_a, uint32_t time_us);
+int emu_net_set_sensor_cost(emu_net *net, uint32_t attr, double joules, uint32_t time_us);
+
+/* Catalog attribute id of `name` (firmware/query/catalog.h), or 0x80 if unknown. */
+uint32_t emu_attr_id(const char *name);
+/* 1 if the firmware reads attribute `attr` through hal.sensor_read. */
+int emu_attr_is_sensor(uint32_t attr);
 
 /* Boots every node (mote_init) at the current virtual time. */
 void emu_net_boot(emu_net *net);

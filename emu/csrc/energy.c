@@ -78,9 +78,8 @@ void energy_switch(emu_energy *e, uint32_t node, uint64_t now_us, uint8_t bit, i
         e->bits[node] &= (uint8_t)~bit;
 }
 
-void energy_charge_sample(emu_energy *e, uint32_t node, double current_a, uint32_t time_us)
+void energy_charge_sample(emu_energy *e, uint32_t node, double j, uint32_t time_us)
 {
-    double j = current_a * e->supply_v * (double)time_us * 1e-6;
     e->phase_us[EMU_PH_SENSE][node] += time_us;
     e->joules[EMU_PH_SENSE][node] += j;
     e->spent_j[node] += j;

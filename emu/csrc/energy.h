@@ -8,7 +8,7 @@
  * was on and its charge (time x current x supply voltage) to that phase's
  * joules. With the CPU off the mote draws its sleep current; while the radio
  * transmits its listen current is replaced by the transmit current. Sensor
- * samples are charged as they happen (current x sampling time).
+ * samples are charged as they happen (energy and time per sample).
  *
  * Storage is structure-of-arrays (one contiguous array per phase) so Python
  * can view each as a numpy array without copying.
@@ -49,7 +49,7 @@ void energy_free(emu_energy *e);
 void energy_settle(emu_energy *e, uint32_t node, uint64_t now_us);
 /* Settles, then switches `bit` (ENERGY_*) on or off. */
 void energy_switch(emu_energy *e, uint32_t node, uint64_t now_us, uint8_t bit, int on);
-void energy_charge_sample(emu_energy *e, uint32_t node, double current_a, uint32_t time_us);
+void energy_charge_sample(emu_energy *e, uint32_t node, double joules, uint32_t time_us);
 
 static inline int energy_depleted(const emu_energy *e, uint32_t node)
 {

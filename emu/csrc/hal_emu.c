@@ -59,8 +59,8 @@ static int16_t hal_sensor_read(void *ctx, uint8_t attr)
     emu_net *net = net_of(ctx);
     uint32_t id = id_of(ctx);
     emu_sensors *s = &net->sensors;
-    if (attr < SENSORS_MAX_ATTRS && s->cost_us[attr])
-        energy_charge_sample(&net->energy, id, s->cost_a[attr], s->cost_us[attr]);
+    if (attr < SENSORS_MAX_ATTRS)
+        energy_charge_sample(&net->energy, id, s->cost_j[attr], s->cost_us[attr]);
     net->counters[EMU_CNT_SAMPLES][id]++;
     return sensors_read(s, id, attr, net->now_us);
 }

@@ -105,6 +105,7 @@ emu_net *emu_net_new(const emu_config *cfg)
         emu_net_free(net);
         return NULL;
     }
+    emu_attrs_default_costs(&net->sensors);
     net->medium.owner = net;
     net->medium.on_rx = on_radio_rx;
     net->medium.on_done = on_send_done;
@@ -163,9 +164,9 @@ int emu_net_assign_source(emu_net *net, uint32_t attr, int source, uint32_t lo, 
     return sensors_assign(&net->sensors, attr, source, lo, hi);
 }
 
-int emu_net_set_sensor_cost(emu_net *net, uint32_t attr, double current_a, uint32_t time_us)
+int emu_net_set_sensor_cost(emu_net *net, uint32_t attr, double joules, uint32_t time_us)
 {
-    return sensors_set_cost(&net->sensors, attr, current_a, time_us);
+    return sensors_set_cost(&net->sensors, attr, joules, time_us);
 }
 
 void emu_net_boot(emu_net *net)

@@ -54,6 +54,9 @@ static inline mote_state *emu_mote(emu_net *net, uint32_t node)
     return (mote_state *)(void *)(net->motes + net->mote_stride * node);
 }
 
+/* attrs.c: sampling costs of the firmware catalog */
+void emu_attrs_default_costs(emu_sensors *s);
+
 /* hal_emu.c */
 void emu_hal_bind(emu_node *node, emu_net *net, uint32_t id);
 

@@ -70,11 +70,11 @@ int sensors_assign(emu_sensors *s, uint32_t attr, int source, uint32_t lo, uint3
     return 0;
 }
 
-int sensors_set_cost(emu_sensors *s, uint32_t attr, double current_a, uint32_t time_us)
+int sensors_set_cost(emu_sensors *s, uint32_t attr, double joules, uint32_t time_us)
 {
-    if (attr >= SENSORS_MAX_ATTRS || current_a < 0.0)
+    if (attr >= SENSORS_MAX_ATTRS || joules < 0.0)
         return -1;
-    s->cost_a[attr] = current_a;
+    s->cost_j[attr] = joules;
     s->cost_us[attr] = time_us;
     return 0;
 }

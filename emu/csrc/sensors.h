@@ -6,7 +6,7 @@
  * nodes and varies per node by itself (per-node phase, per-node random-walk
  * state, per-node trace row). Traces are int16 arrays owned by the caller
  * (numpy, kept alive by Python) and read in place: no per-sample callbacks.
- * Each attribute also has a sampling cost (current, time) that the HAL
+ * Each attribute also has a sampling cost (energy, time) that the HAL
  * charges to the energy meter.
  */
 #ifndef EMU_SENSORS_H
@@ -31,7 +31,7 @@ typedef struct emu_sensors {
     uint32_t n_sources;
     sensor_source pool[SENSORS_MAX_SOURCES];
     uint16_t *source_of; /* [node * SENSORS_MAX_ATTRS + attr]; 0 = unassigned */
-    double cost_a[SENSORS_MAX_ATTRS];
+    double cost_j[SENSORS_MAX_ATTRS];
     uint32_t cost_us[SENSORS_MAX_ATTRS];
     emu_rng rng;
 } emu_sensors;
@@ -43,7 +43,7 @@ void sensors_free(emu_sensors *s);
 int sensors_add_source(emu_sensors *s, const emu_source_spec *spec);
 /* Makes nodes [lo, hi) read `attr` from `source`; 0 on success. */
 int sensors_assign(emu_sensors *s, uint32_t attr, int source, uint32_t lo, uint32_t hi);
-int sensors_set_cost(emu_sensors *s, uint32_t attr, double current_a, uint32_t time_us);
+int sensors_set_cost(emu_sensors *s, uint32_t attr, double joules, uint32_t time_us);
 
 /* An unassigned attribute reads 0. */
 int16_t sensors_read(emu_sensors *s, uint32_t node, uint32_t attr, uint64_t now_us);

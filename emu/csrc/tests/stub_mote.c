@@ -4,6 +4,12 @@
 
 stub_plan stub_plans[STUB_MAX_NODES];
 
+static const stub_plan *plan_of(uint16_t id)
+{
+    static const stub_plan idle;
+    return id < STUB_MAX_NODES ? &stub_plans[id] : &idle;
+}
+
 size_t mote_state_size(void) { return sizeof(mote_state); }
 
 void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
@@ -13,18 +19,18 @@ void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
     st->id = id;
     st->hal = hal;
     st->boots = boots + 1;
-    if (stub_plans[id].send_at_ms)
-        hal->set_alarm(hal->ctx, stub_plans[id].send_at_ms);
-    if (stub_plans[id].sleep_cpu)
+    if (plan_of(id)->send_at_ms)
+        hal->set_alarm(hal->ctx, plan_of(id)->send_at_ms);
+    if (plan_of(id)->sleep_cpu)
         hal->power(hal->ctx, MOTE_PWR_CPU, 0);
-    if (stub_plans[id].radio_off)
+    if (plan_of(id)->radio_off)
         hal->power(hal->ctx, MOTE_PWR_RADIO, 0);
 }
 
 void mote_on_alarm(mote_state *st)
 {
     uint8_t msg[5 + 4] = {0};
-    uint16_t dest = stub_plans[st->id].dest;
+    uint16_t dest = plan_of(st->id)->dest;
     st->alarms++;
     msg[0] = (uint8_t)(dest & 0xFF);
     msg[1] = (uint8_t)(dest >> 8);

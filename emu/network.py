@@ -1,0 +1,305 @@
+"""The emulated network from Python: configure, run in virtual time, observe.
+
+All per-packet and per-node work happens in C (``emu._motesim``); this module
+turns a :class:`NetworkConfig` into C calls and exposes the C arrays (energy,
+counters, liveness) as zero-copy numpy views.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from emu import topology
+from emu._motesim import ffi, lib
+from emu.sources import Source, default_sources
+
+PLATFORMS = {"mica": lib.EMU_MICA, "mica2": lib.EMU_MICA2, "mica2dot": lib.EMU_MICA2DOT}
+TOPOLOGIES = ("grid", "random", "file")
+PHASES = {
+    "sleep": lib.EMU_PH_SLEEP,
+    "cpu": lib.EMU_PH_CPU,
+    "listen": lib.EMU_PH_LISTEN,
+    "transmit": lib.EMU_PH_TX,
+    "sensing": lib.EMU_PH_SENSE,
+}
+COUNTERS = {
+    "sent": lib.EMU_CNT_SENT,
+    "received": lib.EMU_CNT_RECEIVED,
+    "collided": lib.EMU_CNT_COLLIDED,
+    "lost": lib.EMU_CNT_LOST,
+    "dropped": lib.EMU_CNT_DROPPED,
+    "acked": lib.EMU_CNT_ACKED,
+    "backoffs": lib.EMU_CNT_BACKOFFS,
+    "samples": lib.EMU_CNT_SAMPLES,
+    "uart_bytes": lib.EMU_CNT_UART_BYTES,
+}
+UNKNOWN_ATTR = 0x80
+_UART_CHUNK = 65536
+
+
+class ConfigError(ValueError):
+    """A network configuration the emulator cannot build."""
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """What to emulate. Distances are in metres, times in milliseconds of virtual time.
+
+    ``radio_range`` defaults to 1.5 x ``spacing`` (a grid node then hears its 8 nearest
+    neighbours). ``sensors`` maps attribute names (firmware catalog) to sources; attributes
+    not named keep the defaults of :func:`emu.sources.default_sources`.
+    """
+
+    nodes: int = 25
+    topology: str = "grid"
+    platform: str = "mica2"
+    seed: int = 1
+    lossless: bool = False
+    spacing: float = 10.0
+    radio_range: float | None = None
+    link_model: str = "logistic"
+    min_link_prob: float = 0.1
+    asymmetry: float = 0.0
+    positions_file: str | Path | None = None
+    root_position: tuple[float, float] | None = None
+    link_table: str | Path | None = None
+    link_decay_per_hour: float = 0.0
+    battery_j: float = 0.0
+    tx_current_a: float = 0.0
+    sensors: Mapping[str, Source] = field(default_factory=dict)
+    uart_capacity: int = 1 << 20
+    max_faults: int = 4096
+
+    def positions(self) -> np.ndarray:
+        if self.topology == "grid":
+            return topology.grid_positions(self.nodes, self.spacing)
+        if self.topology == "random":
+            return topology.random_positions(self.nodes, self.spacing, self.seed)
+        if self.topology == "file":
+            if self.positions_file is None:
+                raise ConfigError("topology 'file' needs positions_file")
+            return topology.file_positions(self.positions_file, self.root_position)
+        raise ConfigError(f"unknown topology {self.topology!r}; choose one of {TOPOLOGIES}")
+
+    def node_count(self) -> int:
+        return len(self.positions()) if self.topology == "file" else self.nodes
+
+    def links(self, positions: np.ndarray) -> topology.Links:
+        if self.link_table is not None:
+            return topology.links_from_csv(self.link_table, len(positions))
+        reach = self.radio_range if self.radio_range is not None else 1.5 * self.spacing
+        model = "disc" if self.lossless else self.link_model
+        return topology.links_from_positions(
+            positions,
+            model,
+            reach,
+            min_prob=self.min_link_prob,
+            asymmetry=0.0 if self.lossless else self.asymmetry,
+            seed=self.seed,
+        )
+
+
+def attr_id(name: str) -> int:
+    """Catalog id of attribute ``name`` (the firmware's, via C); ConfigError if unknown."""
+    attr = int(lib.emu_attr_id(name.lower().encode()))
+    if attr == UNKNOWN_ATTR:
+        raise ConfigError(f"unknown attribute {name!r}")
+    return attr
+
+
+def platform_profile(name: str) -> dict[str, Any]:
+    """The C platform profile (bit rate, currents in amperes, supply volts)."""
+    if name not in PLATFORMS:
+        raise ConfigError(f"unknown platform {name!r}; choose one of {', '.join(PLATFORMS)}")
+    p = lib.emu_platform_get(PLATFORMS[name])
+    keys = ("cpu_hz", "bit_rate", "overhead_bytes", "supply_v", "sleep_a", "cpu_a")
+    profile: dict[str, Any] = {k: getattr(p, k) for k in keys}
+    profile.update(listen_a=p.listen_a, tx_a=p.tx_a, name=ffi.string(p.name).decode())
+    return profile
+
+
+def airtime_us(platform: str, tos_msg_len: int) -> int:
+    """Air time of a TOS_Msg of ``tos_msg_len`` bytes (header + data) on ``platform``."""
+    return int(lib.emu_platform_airtime_us(lib.emu_platform_get(PLATFORMS[platform]), tos_msg_len))
+
+
+class Network:
+    """N motes running the firmware core in virtual time. Thread-safe: one lock guards C."""
+
+    def __init__(self, config: NetworkConfig) -> None:
+        if config.platform not in PLATFORMS:
+            raise ConfigError(f"unknown platform {config.platform!r}")
+        self.config = config
+        self.positions = config.positions()
+        self.n = len(self.positions)
+        self.links = config.links(self.positions)
+        self._lock = threading.RLock()
+        self._keepalive: list[object] = []
+        self._uart_buf = ffi.new("uint8_t[]", _UART_CHUNK)
+        self._net = self._create()
+        self._install_links()
+        self._install_sensors()
+        lib.emu_net_set_link_decay(self._net, config.link_decay_per_hour)
+        lib.emu_net_boot(self._net)
+
+    def _create(self) -> Any:
+        c = self.config
+        cfg = ffi.new("emu_config *")
+        cfg.n_nodes = self.n
+        cfg.platform = PLATFORMS[c.platform]
+        cfg.seed = c.seed & 0xFFFFFFFFFFFFFFFF
+        cfg.lossless = int(c.lossless)
+        cfg.battery_j = c.battery_j
+        cfg.tx_a = c.tx_current_a
+        cfg.uart_capacity = c.uart_capacity
+        cfg.max_faults = c.max_faults
+        net = lib.emu_net_new(cfg)
+        if net == ffi.NULL:
+            raise ConfigError(f"emulator rejected the configuration ({self.n} nodes)")
+        return ffi.gc(net, lib.emu_net_free)
+
+    def _install_links(self) -> None:
+        lk = self.links
+        ok = lib.emu_net_set_links(
+            self._net,
+            ffi.from_buffer("uint32_t[]", lk.row),
+            ffi.from_buffer("uint32_t[]", lk.dst),
+            ffi.from_buffer("float[]", lk.prob),
+        )
+        if ok != 0:
+            raise ConfigError("invalid link table")
+
+    def _install_sensors(self) -> None:
+        sources = {**default_sources(), **dict(self.config.sensors)}
+        for name, source in sources.items():
+            self.set_sensor(name, source)
+
+    # -- configuration while running -------------------------------------------------
+    def set_sensor(self, attr: str, source: Source, nodes: range | None = None) -> None:
+        """Make ``nodes`` (default: all) read ``attr`` from ``source``."""
+        aid = attr_id(attr)
+        span = nodes if nodes is not None else range(self.n)
+        if span.step != 1 or not 0 <= span.start <= span.stop <= self.n:
+            raise ConfigError(f"node range {span} outside 0..{self.n}")
+        spec = ffi.new("emu_source_spec *")
+        keep = source.fill(spec)
+        with self._lock:
+            sid = lib.emu_net_add_source(self._net, spec)
+            if sid < 0:
+                raise ConfigError(f"emulator rejected source {source!r} for {attr}")
+            if keep is not None:
+                self._keepalive.append(keep)
+            lib.emu_net_assign_source(self._net, aid, sid, span.start, span.stop)
+
+    def set_link(self, src: int, dst: int, prob: float) -> None:
+        """Change an existing link's reception probability (degradation, repair)."""
+        with self._lock:
+            if lib.emu_net_set_link_prob(self._net, src, dst, prob) != 0:
+                raise ConfigError(f"no link {src}->{dst} (or bad probability {prob})")
+
+    def kill(self, node: int, at_ms: float | None = None) -> None:
+        self._fault(node, at_ms, alive=False)
+
+    def revive(self, node: int, at_ms: float | None = None) -> None:
+        """Reboot a dead node (fresh firmware state). A node with a flat battery stays dead."""
+        self._fault(node, at_ms, alive=True)
+
+    def _fault(self, node: int, at_ms: float | None, alive: bool) -> None:
+        if not 0 <= node < self.n:
+            raise ConfigError(f"no node {node}")
+        with self._lock:
+            at_us = self.now_us if at_ms is None else round(at_ms * 1000)
+            if lib.emu_net_schedule_fault(self._net, node, at_us, int(alive)) != 0:
+                raise ConfigError("too many pending faults")
+            if at_ms is None:
+                lib.emu_net_run_until(self._net, self.now_us)
+
+    # -- time -------------------------------------------------------------------------
+    @property
+    def now_us(self) -> int:
+        return int(lib.emu_net_now_us(self._net))
+
+    @property
+    def now_ms(self) -> float:
+        return self.now_us / 1000.0
+
+    @property
+    def events(self) -> int:
+        return int(lib.emu_net_events(self._net))
+
+    def run_until(self, t_ms: float) -> None:
+        with self._lock:
+            lib.emu_net_run_until(self._net, round(t_ms * 1000))
+
+    def run_for(self, ms: float) -> None:
+        with self._lock:
+            lib.emu_net_run_until(self._net, self.now_us + round(ms * 1000))
+
+    # -- root UART ----------------------------------------------------------------------
+    def uart_write(self, data: bytes) -> None:
+        """Bytes into the root's UART (already framed, as a PC would send them)."""
+        with self._lock:
+            for i in range(0, len(data), 0xFFFF):
+                chunk = data[i : i + 0xFFFF]
+                lib.emu_net_uart_write(self._net, chunk, len(chunk))
+
+    def uart_read(self) -> bytes:
+        """Everything the root sent on its UART since the last read."""
+        out = bytearray()
+        with self._lock:
+            while n := lib.emu_net_uart_read(self._net, self._uart_buf, _UART_CHUNK):
+                out += ffi.buffer(self._uart_buf, n)
+        return bytes(out)
+
+    @property
+    def uart_overflow(self) -> int:
+        return int(lib.emu_net_uart_overflow(self._net))
+
+    # -- observation (live numpy views of C memory) -------------------------------------
+    def _view(self, ptr: Any, dtype: type) -> np.ndarray:
+        size = np.dtype(dtype).itemsize * self.n
+        view = np.frombuffer(ffi.buffer(ptr, size), dtype=dtype)
+        view.flags.writeable = False
+        return view
+
+    def energy(self) -> dict[str, np.ndarray]:
+        """Joules per node by phase (sleep, cpu, listen, transmit, sensing) and ``total``."""
+        with self._lock:
+            lib.emu_net_settle_energy(self._net)
+            joules = {ph: lib.emu_net_joules(self._net, v) for ph, v in PHASES.items()}
+            out = {ph: self._view(ptr, np.float64) for ph, ptr in joules.items()}
+        out["total"] = sum(out.values())  # type: ignore[assignment]
+        return out
+
+    def phase_times_us(self) -> dict[str, np.ndarray]:
+        """Microseconds per node spent in each phase (sensing: summed sample times)."""
+        with self._lock:
+            lib.emu_net_settle_energy(self._net)
+            times = {ph: lib.emu_net_phase_us(self._net, v) for ph, v in PHASES.items()}
+            return {ph: self._view(ptr, np.uint64) for ph, ptr in times.items()}
+
+    def counters(self) -> dict[str, np.ndarray]:
+        ptrs = {name: lib.emu_net_counters(self._net, v) for name, v in COUNTERS.items()}
+        return {name: self._view(ptr, np.uint32) for name, ptr in ptrs.items()}
+
+    @property
+    def alive(self) -> np.ndarray:
+        return self._view(lib.emu_net_alive(self._net), np.uint8).astype(bool)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._net is not None:
+                ffi.release(self._net)
+                self._net = None
+
+    def __enter__(self) -> Network:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,171 @@
+"""Where the nodes are and how well each hears each other: positions and a CSR link table.
+
+Link models give the reception probability of a directed link from distance:
+
+* ``disc``: 1 within ``radio_range``, 0 beyond (unit-disc radio);
+* ``logistic``: ``1 / (1 + exp((d - radio_range) / (0.1 * radio_range)))``, i.e. 50 % at
+  ``radio_range``, ~96 % at two thirds of it, with an ``asymmetry`` option that scales each
+  direction by its own random factor in ``[1 - asymmetry, 1]`` (real radios are not symmetric).
+
+Links below ``min_prob`` are left out. An explicit CSV table (``src,dst,prob`` per line,
+header optional) replaces the model entirely. The result is CSR: the out-links of node ``s``
+are ``dst[row[s]:row[s + 1]]`` with ``prob[...]``, the layout the C medium walks per packet.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+LINK_MODELS = ("disc", "logistic")
+_BLOCK = 256  # nodes per sweep block
+
+
+@dataclass(frozen=True)
+class Links:
+    row: np.ndarray  # uint32, n + 1
+    dst: np.ndarray  # uint32
+    prob: np.ndarray  # float32
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.row) - 1
+
+    def neighbours(self, node: int) -> np.ndarray:
+        return self.dst[self.row[node] : self.row[node + 1]]
+
+    def degree(self) -> np.ndarray:
+        return np.diff(self.row)
+
+
+def grid_positions(n: int, spacing: float) -> np.ndarray:
+    """Row-major square-ish grid, node 0 in the corner."""
+    side = math.ceil(math.sqrt(n))
+    ids = np.arange(n)
+    return np.stack([(ids % side) * spacing, (ids // side) * spacing], axis=1).astype(np.float64)
+
+
+def random_positions(n: int, spacing: float, seed: int) -> np.ndarray:
+    """Uniform in a square with the density of the grid of the same size; root at the centre."""
+    side = math.ceil(math.sqrt(n)) * spacing
+    rng = np.random.default_rng(seed)
+    pos = rng.uniform(0.0, side, size=(n, 2))
+    pos[0] = (side / 2, side / 2)
+    return pos
+
+
+def file_positions(path: str | Path, root_position: tuple[float, float] | None) -> np.ndarray:
+    """A ``moteid x y`` file (one header line, e.g. the Intel lab layout).
+
+    Motes are numbered 1..M in increasing id order; node 0 is the basestation, added at
+    ``root_position`` (default: the centroid of the motes).
+    """
+    lines = Path(path).read_text().splitlines()
+    records = []
+    for lineno, line in enumerate(lines[1:], start=2):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) < 3:
+            raise ValueError(f"{path}:{lineno}: expected 'moteid x y', got {line!r}")
+        records.append((int(parts[0]), float(parts[1]), float(parts[2])))
+    if not records:
+        raise ValueError(f"{path}: no motes")
+    records.sort()
+    motes = np.array([(x, y) for _, x, y in records], dtype=np.float64)
+    root = np.array(root_position if root_position is not None else motes.mean(axis=0))
+    return np.vstack([root[None, :], motes])
+
+
+def link_probability(dist: np.ndarray, model: str, radio_range: float) -> np.ndarray:
+    if model == "disc":
+        return (dist <= radio_range).astype(np.float32)
+    if model == "logistic":
+        width = 0.1 * radio_range
+        z = np.clip((dist - radio_range) / width, -60.0, 60.0)
+        return (1.0 / (1.0 + np.exp(z))).astype(np.float32)
+    raise ValueError(f"unknown link model {model!r}; choose one of {', '.join(LINK_MODELS)}")
+
+
+def reach_limit(model: str, radio_range: float, min_prob: float) -> float:
+    """Distance beyond which a link's probability falls below ``min_prob``."""
+    if model == "logistic" and 0.0 < min_prob < 1.0:
+        return radio_range + 0.1 * radio_range * math.log(1.0 / min_prob - 1.0)
+    if model == "logistic":
+        return math.inf
+    return radio_range
+
+
+def links_from_positions(
+    pos: np.ndarray,
+    model: str,
+    radio_range: float,
+    *,
+    min_prob: float = 0.1,
+    asymmetry: float = 0.0,
+    seed: int = 0,
+) -> Links:
+    """Every ordered pair within reach.
+
+    Nodes are swept in blocks sorted by x; each block is only compared with the nodes
+    whose x lies within reach of it, so the work is O(n x neighbours), not O(n^2).
+    """
+    n = len(pos)
+    rng = np.random.default_rng(seed)
+    limit = reach_limit(model, radio_range, min_prob)
+    by_x = np.argsort(pos[:, 0], kind="stable")
+    xs = pos[by_x, 0]
+    rows, dsts, probs = [], [], []
+    for start in range(0, n, _BLOCK):
+        block = by_x[start : start + _BLOCK]
+        lo = np.searchsorted(xs, xs[start] - limit, side="left")
+        hi = np.searchsorted(xs, xs[min(start + _BLOCK, n) - 1] + limit, side="right")
+        cand = by_x[lo:hi]
+        dist = np.hypot(
+            pos[block, None, 0] - pos[None, cand, 0], pos[block, None, 1] - pos[None, cand, 1]
+        )
+        prob = link_probability(dist, model, radio_range)
+        prob[block[:, None] == cand[None, :]] = 0.0  # no self links
+        if asymmetry > 0:
+            prob *= rng.uniform(1.0 - asymmetry, 1.0, size=prob.shape).astype(np.float32)
+        i, j = np.nonzero(prob >= min_prob)
+        rows.append(block[i])
+        dsts.append(cand[j])
+        probs.append(prob[i, j])
+    return _csr(n, np.concatenate(rows), np.concatenate(dsts), np.concatenate(probs))
+
+
+def links_from_csv(path: str | Path, n: int) -> Links:
+    """``src,dst,prob`` lines; a non-numeric first line is a header."""
+    src, dst, prob = [], [], []
+    for lineno, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        cells = [c.strip() for c in line.split(",")]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            s, d, p = int(cells[0]), int(cells[1]), float(cells[2])
+        except (ValueError, IndexError):
+            if lineno == 1:
+                continue
+            raise ValueError(f"{path}:{lineno}: expected 'src,dst,prob', got {line!r}") from None
+        if not (0 <= s < n and 0 <= d < n) or s == d or not 0.0 <= p <= 1.0:
+            raise ValueError(f"{path}:{lineno}: bad link {s}->{d} p={p} for {n} nodes")
+        src.append(s)
+        dst.append(d)
+        prob.append(p)
+    return _csr(n, np.array(src, np.int64), np.array(dst, np.int64), np.array(prob, np.float32))
+
+
+def _csr(n: int, src: np.ndarray, dst: np.ndarray, prob: np.ndarray) -> Links:
+    order = np.lexsort((dst, src))
+    src, dst, prob = src[order], dst[order], prob[order]
+    row = np.zeros(n + 1, dtype=np.uint32)
+    row[1:] = np.cumsum(np.bincount(src, minlength=n))
+    return Links(
+        row=row,
+        dst=np.ascontiguousarray(dst, dtype=np.uint32),
+        prob=np.ascontiguousarray(prob, dtype=np.float32),
+    )
