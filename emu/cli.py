@@ -1,7 +1,221 @@
-"""Subcommands registered with the `mote` host (see pyproject.toml, group motebase.commands)."""
+"""`mote emulate`: run an emulated network and serve its root's UART (pty / SerialForwarder)."""
 
 from __future__ import annotations
 
-import click
+import re
+import time
 
-COMMANDS: list[click.Command] = []
+import click
+import numpy as np
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_MS = {"ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3, "d": 86400e3, None: 1e3}
+
+
+def parse_duration_ms(text: str) -> float:
+    """``10m``, ``30s``, ``1.5h``, ``250ms``; a bare number is seconds."""
+    match = _DURATION.match(text)
+    if not match:
+        raise click.BadParameter(f"{text!r} is not a duration like 10m, 30s, 1h or 250ms")
+    return float(match.group(1)) * _UNIT_MS[match.group(2)]
+
+
+def _root_position(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        x, y = (float(v) for v in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not 'X,Y'") from None
+    return (x, y)
+
+
+def _progress(net, started: float, totals: dict[str, int]) -> str:
+    elapsed = max(time.monotonic() - started, 1e-9)
+    counters = net.counters()
+    sent, received = int(counters["sent"].sum()), int(counters["received"].sum())
+    totals.update(sent=sent, received=received)
+    return (
+        f"virtual {net.now_ms / 1000:9.1f} s | speed {net.now_ms / 1000 / elapsed:8.1f}x real"
+        f" | sent {sent} received {received} collided {int(counters['collided'].sum())}"
+        f" | alive {int(net.alive.sum())}/{net.n}"
+    )
+
+
+def _summary(net, rows: int) -> Table:
+    energy = net.energy()
+    counters = net.counters()
+    table = Table(title=f"{net.n} nodes after {net.now_ms / 1000:.1f} s virtual")
+    for column in ("node", "alive", "energy J", "cpu J", "radio J", "sent", "recv", "collided"):
+        table.add_column(column, justify="right")
+    radio = energy["listen"] + energy["transmit"]
+    shown = np.arange(min(rows, net.n))
+    for i in shown:
+        table.add_row(
+            str(i),
+            "yes" if net.alive[i] else "no",
+            f"{energy['total'][i]:.3f}",
+            f"{energy['cpu'][i]:.3f}",
+            f"{radio[i]:.3f}",
+            str(counters["sent"][i]),
+            str(counters["received"][i]),
+            str(counters["collided"][i]),
+        )
+    if net.n > rows:
+        table.add_row("...", "", "", "", "", "", "", "")
+    table.add_row(
+        "all",
+        str(int(net.alive.sum())),
+        f"{energy['total'].sum():.3f}",
+        f"{energy['cpu'].sum():.3f}",
+        f"{radio.sum():.3f}",
+        str(int(counters["sent"].sum())),
+        str(int(counters["received"].sum())),
+        str(int(counters["collided"].sum())),
+    )
+    return table
+
+
+@click.command("emulate")
+@click.option("--nodes", type=click.IntRange(1, 65535), default=100, show_default=True)
+@click.option("--topology", type=click.Choice(["grid", "random", "file"]), default="grid")
+@click.option("--platform", type=click.Choice(["mica", "mica2", "mica2dot"]), default="mica2")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option(
+    "--sf",
+    "sf_port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Serve SerialForwarder on this TCP port (0: any free port).",
+)
+@click.option(
+    "--pty", "use_pty", is_flag=True, help="Expose the root's UART as a pty and print its path."
+)
+@click.option(
+    "--duration", default=None, help="Virtual time to run (10m, 30s, 1h); default: until Ctrl-C."
+)
+@click.option("--realtime", is_flag=True, help="Pace virtual time to the wall clock.")
+@click.option(
+    "--positions",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="'moteid x y' file (header line first); node 0 is the basestation.",
+)
+@click.option(
+    "--root-position",
+    default=None,
+    help="X,Y of the basestation with --positions (default: centroid).",
+)
+@click.option(
+    "--spacing", type=float, default=10.0, show_default=True, help="Grid spacing, metres."
+)
+@click.option(
+    "--range",
+    "radio_range",
+    type=float,
+    default=None,
+    help="Radio range, metres (default 1.5 x spacing).",
+)
+@click.option(
+    "--link-model", type=click.Choice(["logistic", "disc"]), default="logistic", show_default=True
+)
+@click.option(
+    "--link-table",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="CSV src,dst,prob replacing the link model.",
+)
+@click.option("--lossless", is_flag=True, help="Ideal radio: no loss, no collisions.")
+@click.option(
+    "--battery-j", type=float, default=0.0, help="Battery per node in joules (0: unlimited)."
+)
+@click.option(
+    "--query",
+    "sql",
+    default=None,
+    help="Inject this TinySQL query at start (compiled by the gateway).",
+)
+@click.option("--summary-rows", type=int, default=20, show_default=True)
+def emulate_cmd(
+    nodes: int,
+    topology: str,
+    platform: str,
+    seed: int,
+    sf_port: int | None,
+    use_pty: bool,
+    duration: str | None,
+    realtime: bool,
+    positions: str | None,
+    root_position: str | None,
+    spacing: float,
+    radio_range: float | None,
+    link_model: str,
+    link_table: str | None,
+    lossless: bool,
+    battery_j: float,
+    sql: str | None,
+    summary_rows: int,
+) -> None:
+    """Run an emulated mote network; its root's UART speaks TinyOS 1.x serial."""
+    from emu.bridge import SerialBridge
+    from emu.network import ConfigError, Network, NetworkConfig
+
+    console = Console()
+    until_ms = parse_duration_ms(duration) if duration else None
+    try:
+        config = NetworkConfig(
+            nodes=nodes,
+            topology="file" if positions else topology,
+            platform=platform,
+            seed=seed,
+            lossless=lossless,
+            spacing=spacing,
+            radio_range=radio_range,
+            link_model=link_model,
+            positions_file=positions,
+            root_position=_root_position(root_position),
+            link_table=link_table,
+            battery_j=battery_j,
+        )
+        net = Network(config)
+    except (ConfigError, ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    bridge = SerialBridge(
+        net, pty=use_pty, sf_port=sf_port, realtime=realtime, until_ms=until_ms, slice_ms=100.0
+    )
+    layout = "positions file" if positions else topology
+    console.print(
+        f"[bold]{net.n} {platform} nodes[/], {layout}, seed {seed}, {len(net.links.dst)} links"
+    )
+    if bridge.pty_path:
+        console.print(f"pty: [bold]{bridge.pty_path}[/]")
+    if bridge.sf_port is not None:
+        console.print(f"SerialForwarder: [bold]127.0.0.1:{bridge.sf_port}[/]")
+    if sql:
+        from emu.queries import query_frames
+
+        for frame in query_frames(sql):
+            bridge.write(frame)
+    started = time.monotonic()
+    totals: dict[str, int] = {}
+    bridge.start()
+    try:
+        with Live(console=console, refresh_per_second=4, transient=False) as live:
+            while not bridge.finished.wait(0.25):
+                live.update(_progress(net, started, totals))
+            live.update(_progress(net, started, totals))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        bridge.stop()
+    console.print(_summary(net, summary_rows))
+    console.print(
+        f"events: {net.events}, wall {time.monotonic() - started:.1f} s,"
+        f" UART bytes out {bridge.stats.uart_bytes_out}"
+    )
+
+
+COMMANDS: list[click.Command] = [emulate_cmd]
