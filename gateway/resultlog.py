@@ -168,6 +168,10 @@ class ResultLog:
     def _segments(self) -> list[_Segment]:
         return _list_segments(self.directory) if self.directory.is_dir() else []
 
+    def segment_offsets(self) -> list[int]:
+        """First offset of every segment, ascending: natural split points for parallel reads."""
+        return [segment.first_offset for segment in self._segments()]
+
     def latest_offset(self) -> int:
         """Offset of the last complete record; -1 if the log holds none."""
         segments = self._segments()

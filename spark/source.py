@@ -1,0 +1,193 @@
+"""``motebase``: a Spark data source (Python Data Source API) over the gateway's result log.
+
+    spark.readStream.format("motebase").option("path", LOG_DIR)
+         .option("table", "readings" | "aggregates").option("query_id", N).load()
+
+Streaming offsets are log offsets (``{"offset": next offset to read}``); a micro-batch
+is the half-open offset range between two of them. The log never changes a record once
+it is complete, so a batch replayed after a restart from its checkpoint reads the same
+rows: together with a checkpointed file sink, every record lands exactly once.
+The same source reads in batch mode (``spark.read.format("motebase")``).
+
+Options: ``path`` (the log directory, required), ``table`` (default ``readings``),
+``query_id`` (only that query's rows; for ``readings`` also only its attributes, else
+the union of all queries' attributes in the log when the query starts).
+Readers run in Python workers: on a cluster the log directory must be on a filesystem
+every executor sees, and motebase must be installed there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timezone
+from itertools import pairwise
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.types import BinaryType, StructType
+
+from gateway.resultlog import ResultLog
+from spark.schemas import (
+    AGGREGATES_SCHEMA,
+    READING_COLUMNS,
+    TABLES,
+    readings_schema,
+    selected_attributes,
+)
+
+Row = tuple[Any, ...]
+
+
+class OffsetRange(InputPartition):
+    """Log offsets ``start <= offset < end`` (a picklable task description)."""
+
+    def __init__(self, start: int, end: int) -> None:
+        super().__init__((start, end))
+        self.start = start
+        self.end = end
+
+
+def _timestamp(unix_seconds: float) -> datetime:
+    return datetime.fromtimestamp(unix_seconds, tz=timezone.utc)
+
+
+def _hex_to_bytes(value: str | None) -> bytes | None:
+    return None if value is None else bytes.fromhex(value)
+
+
+def _reading_row_builder(schema: StructType) -> Callable[[int, dict[str, Any]], Row]:
+    attribute_fields = schema.fields[len(READING_COLUMNS.fields) :]
+    names = [field.name for field in attribute_fields]
+    binary = [isinstance(field.dataType, BinaryType) for field in attribute_fields]
+
+    def build(offset: int, record: dict[str, Any]) -> Row:
+        values = record["values"]
+        attributes = [
+            _hex_to_bytes(values.get(name)) if is_binary else values.get(name)
+            for name, is_binary in zip(names, binary, strict=True)
+        ]
+        return (
+            offset,
+            record["query_id"],
+            record["epoch"],
+            record["node_id"],
+            _timestamp(record["epoch_time"]),
+            _timestamp(record["receive_time"]),
+            *attributes,
+        )
+
+    return build
+
+
+def _aggregate_row(offset: int, record: dict[str, Any]) -> Row:
+    value = record["value"]
+    return (
+        offset,
+        record["query_id"],
+        record["epoch"],
+        record["group"],
+        record["aggregate"],
+        record["attribute"],
+        None if value is None else float(value),
+        _hex_to_bytes(record["partial"]),
+        _timestamp(record["epoch_time"]),
+        _timestamp(record["receive_time"]),
+    )
+
+
+class _LogScan:
+    """What every reader shares: which records of the log become rows, and how."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self.path = options["path"]
+        self.table = options.get("table", "readings")
+        query_id = options.get("query_id")
+        self.query_id = None if query_id is None else int(query_id)
+        self.schema = schema
+
+    def partitions(self, start: int, end: int) -> list[OffsetRange]:
+        """``[start, end)`` split at segment boundaries, so no task rescans another's segment."""
+        cuts = [o for o in ResultLog(self.path).segment_offsets() if start < o < end]
+        bounds = [start, *cuts, end]
+        return [OffsetRange(a, b) for a, b in pairwise(bounds) if a < b]
+
+    def rows(self, partition: OffsetRange) -> Iterator[Row]:
+        kind = "reading" if self.table == "readings" else "aggregate"
+        build = _reading_row_builder(self.schema) if kind == "reading" else _aggregate_row
+        for offset, record in ResultLog(self.path).read(partition.start, partition.end):
+            if record.get("kind") != kind:
+                continue
+            if self.query_id is not None and record["query_id"] != self.query_id:
+                continue
+            yield build(offset, record)
+
+
+class MotebaseBatchReader(DataSourceReader):
+    def __init__(self, scan: _LogScan) -> None:
+        self.scan = scan
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return self.scan.partitions(0, ResultLog(self.scan.path).latest_offset() + 1)
+
+    def read(self, partition: InputPartition) -> Iterator[Row]:
+        assert isinstance(partition, OffsetRange)
+        return self.scan.rows(partition)
+
+
+class MotebaseStreamReader(DataSourceStreamReader):
+    def __init__(self, scan: _LogScan) -> None:
+        self.scan = scan
+
+    def initialOffset(self) -> dict[str, int]:
+        return {"offset": 0}
+
+    def latestOffset(self) -> dict[str, int]:
+        return {"offset": ResultLog(self.scan.path).latest_offset() + 1}
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
+        return self.scan.partitions(start["offset"], end["offset"])
+
+    def read(self, partition: InputPartition) -> Iterator[Row]:
+        assert isinstance(partition, OffsetRange)
+        return self.scan.rows(partition)
+
+    def commit(self, end: dict[str, int]) -> None:
+        """Nothing to release: the log is the gateway's, and retention is not Spark's call."""
+
+
+class MotebaseDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "motebase"
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        if "path" not in options:
+            raise ValueError('the motebase source needs .option("path", LOG_DIR)')
+        table = options.get("table", "readings")
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
+
+    def schema(self) -> StructType:
+        if self.options.get("table", "readings") == "aggregates":
+            return AGGREGATES_SCHEMA
+        query_id = self.options.get("query_id")
+        queries = (
+            record
+            for _, record in ResultLog(self.options["path"]).read()
+            if record.get("kind") == "query"
+        )
+        return readings_schema(
+            selected_attributes(queries, None if query_id is None else int(query_id))
+        )
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return MotebaseBatchReader(_LogScan(dict(self.options), schema))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return MotebaseStreamReader(_LogScan(dict(self.options), schema))
