@@ -4,7 +4,7 @@
  * One immutable profile per platform: radio bit rate and framing overhead
  * (which fix a packet's airtime) and the current of each power phase at the
  * 3 V supply. Figures (approximate, per the TinyDB paper TODS 2005 §2.1 /
- * Table VII and the part datasheets it cites; see emu/platforms.md):
+ * Table VII and the part datasheets it cites; see emu/README.md):
  *
  *   platform  cpu       radio            sleep  cpu    listen  transmit
  *   mica      4 MHz     TR1000 40 kbps   15 uA  5.5 mA  4.5 mA  12.0 mA

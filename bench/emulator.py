@@ -1,0 +1,146 @@
+"""Emulator throughput benchmark: node-epochs per wall second, receptions per second, RSS.
+
+Cases (mica2 grid, 1 s epochs, lossy medium, one core):
+  max_1000       SELECT MAX(light): in-network aggregation       target >= 2,000,000 node-epochs/s
+  select_1000    SELECT nodeid, light, temp: every tuple forwarded target >=   250,000 node-epochs/s
+  max_10000x3600 10,000 nodes x 3,600 epochs of MAX               target < 60 s wall, < 1 GB RSS
+
+Each case runs in its own process so its peak RSS is its own. The query is injected as
+framed AM 101 bytes into the root's UART, exactly as a gateway would; a warm-up lets the
+routing tree form before timing starts. ``--quick`` runs tiny versions (for the test that
+keeps this script from rotting) and writes only where ``--out`` says.
+
+    python bench/emulator.py            # full run, writes bench/results/emulator.json
+    python bench/emulator.py --quick --out /tmp/emu.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "emulator.json"
+MAX_SQL = "SELECT MAX(light) SAMPLE PERIOD 1s"
+SELECT_SQL = "SELECT nodeid, light, temp SAMPLE PERIOD 1s"
+EPOCH_MS = 1000.0
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    sql: str
+    nodes: int
+    epochs: int
+    warmup_epochs: int
+
+
+FULL = {
+    "max_1000": Case("max_1000", MAX_SQL, 1000, 600, 30),
+    "select_1000": Case("select_1000", SELECT_SQL, 1000, 120, 30),
+    "max_10000": Case("max_10000", MAX_SQL, 10000, 3600, 30),
+}
+QUICK = {
+    "max_1000": Case("max_1000", MAX_SQL, 100, 20, 5),
+    "select_1000": Case("select_1000", SELECT_SQL, 100, 10, 5),
+    "max_10000": Case("max_10000", MAX_SQL, 400, 20, 5),
+}
+
+
+def run_case(case: Case) -> dict[str, float]:
+    """Runs in the child process."""
+    from emu.network import Network, NetworkConfig
+    from emu.queries import query_frames
+
+    t_setup = time.perf_counter()
+    net = Network(NetworkConfig(nodes=case.nodes, topology="grid", platform="mica2", seed=1))
+    for frame in query_frames(case.sql):
+        net.uart_write(frame)
+    net.run_for(case.warmup_epochs * EPOCH_MS)
+    net.uart_read()
+    setup_s = time.perf_counter() - t_setup
+
+    received0 = int(net.counters()["received"].sum())
+    sent0 = int(net.counters()["sent"].sum())
+    events0 = net.events
+    uart_bytes = 0
+    start = time.perf_counter()
+    for _ in range(0, case.epochs, 10):  # drain the root's UART every 10 epochs
+        net.run_for(10 * EPOCH_MS)
+        uart_bytes += len(net.uart_read())
+    wall = time.perf_counter() - start
+    epochs = -(-case.epochs // 10) * 10
+    counters = net.counters()
+    return {
+        "nodes": case.nodes,
+        "epochs": epochs,
+        "wall_s": wall,
+        "setup_s": setup_s,
+        "node_epochs_per_s": case.nodes * epochs / wall,
+        "receptions_per_s": (int(counters["received"].sum()) - received0) / wall,
+        "transmissions_per_s": (int(counters["sent"].sum()) - sent0) / wall,
+        "events_per_s": (net.events - events0) / wall,
+        "root_uart_bytes": uart_bytes,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+
+
+def in_child(name: str, quick: bool) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--case", name] + (["--quick"] if quick else [])
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def machine() -> dict[str, object]:
+    return {
+        "cpu_count": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+        "system": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "note": "single-threaded emulator; one core used",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
+    parser.add_argument("--out", type=Path, default=None, help="JSON output path")
+    parser.add_argument("--case", choices=sorted(FULL), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    cases = QUICK if args.quick else FULL
+    if args.case:  # child process
+        print(json.dumps(run_case(cases[args.case])))
+        return
+
+    runs = {name: in_child(name, args.quick) for name in cases}
+    big = runs["max_10000"]
+    scale = (3600 / big["epochs"]) if args.quick else 1.0
+    result = {
+        "node_epochs_per_s_max_1000": runs["max_1000"]["node_epochs_per_s"],
+        "node_epochs_per_s_select_1000": runs["select_1000"]["node_epochs_per_s"],
+        "wall_s_max_10000x3600": big["wall_s"] * scale,
+        "peak_rss_bytes_max_10000": big["peak_rss_bytes"],
+        "receptions_per_s_max_1000": runs["max_1000"]["receptions_per_s"],
+        "receptions_per_s_select_1000": runs["select_1000"]["receptions_per_s"],
+        "quick": args.quick,
+        "runs": runs,
+        "machine": machine(),
+    }
+    text = json.dumps(result, indent=2)
+    out = args.out if args.out is not None else (None if args.quick else RESULTS)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
