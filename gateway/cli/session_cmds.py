@@ -1,7 +1,200 @@
-"""Subcommands registered with the `mote` host (see pyproject.toml, group motebase.commands)."""
+"""`mote query`, `mote stop`, `mote sf`: commands that talk to a running mote network."""
 
 from __future__ import annotations
 
-import click
+import contextlib
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
 
-COMMANDS: list[click.Command] = []
+import click
+from rich.console import Console
+
+from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
+from gateway.resultlog import ResultLog
+from gateway.session import (
+    QuerySession,
+    RowSink,
+    RunLimits,
+    SendError,
+    SessionConfig,
+    run_query,
+)
+from gateway.sfserver import SerialForwarder
+from gateway.sinks import CsvSink, JsonLinesSink, LiveTableSink, ResultLogSink
+from gateway.transport import ReconnectingEndpoint, open_link
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from ``90``, ``90s``, ``500ms``, ``2m`` or ``1h``."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise click.BadParameter(f"{text!r} is not a duration such as 30s, 500ms, 2m, 1h")
+    return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _port_options(command: _F) -> _F:
+    options = [
+        click.option(
+            "--port",
+            required=True,
+            help="Device path, pty path, pyserial URL (socket://, loop://) or sf://host:port.",
+        ),
+        click.option(
+            "--platform",
+            type=click.Choice(["mica2", "mica", "mica2dot"]),
+            default="mica2",
+            show_default=True,
+            help="Sets the baud rate of a device path (mica2 57600, mica/mica2dot 19200).",
+        ),
+        click.option("--baud", type=int, default=None, help="Override the platform's baud rate."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _open_link(port: str, platform: str, baud: int | None) -> ReconnectingEndpoint:
+    """The port, reopened with backoff whenever it drops; drops are reported on stderr."""
+    console = Console(stderr=True)
+
+    def dropped(exc: BaseException) -> None:
+        console.print(f"[yellow]link to {port} dropped ({exc}); reconnecting")
+
+    def reconnected() -> None:
+        console.print(f"[green]link to {port} is back")
+
+    try:
+        return ReconnectingEndpoint(
+            lambda: open_link(port, platform, baud), on_drop=dropped, on_reconnect=reconnected
+        )
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot open {port}: {exc}") from exc
+
+
+@contextlib.contextmanager
+def _session(port: str, platform: str, baud: int | None) -> Iterator[QuerySession]:
+    session = QuerySession(_open_link(port, platform, baud), config=SessionConfig())
+    try:
+        yield session
+    except SendError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        session.close()
+
+
+def _sinks(out: Path | None, log: Path | None, table: bool, session: QuerySession) -> list[RowSink]:
+    sinks: list[RowSink] = []
+    if log is not None:
+        sinks.append(ResultLogSink(ResultLog(log)))
+    if out is not None:
+        if out.suffix == ".csv":
+            sinks.append(CsvSink(out))
+        elif out.suffix in (".jsonl", ".json", ".ndjson"):
+            sinks.append(JsonLinesSink(out))
+        else:
+            raise click.BadParameter("--out must end in .jsonl or .csv", param_hint="--out")
+    if table:
+        sinks.append(LiveTableSink(Console(), stats=lambda: session.assembler.stats))
+    return sinks
+
+
+@click.command("query")
+@click.argument("sql")
+@_port_options
+@click.option(
+    "--out", type=click.Path(path_type=Path, dir_okay=False), help="Results as .jsonl or .csv."
+)
+@click.option(
+    "--log", type=click.Path(path_type=Path, file_okay=False), help="Durable result log directory."
+)
+@click.option(
+    "--epochs", type=click.IntRange(min=1), help="Stop after this many epochs of results."
+)
+@click.option("--duration", help="Stop after this long (30s, 2m, ...).")
+@click.option(
+    "--qid", type=click.IntRange(0, 254), help="Query id (default: next after the running ones)."
+)
+@click.option(
+    "--keep-running/--stop-at-end", default=False, help="Leave the query running on the motes."
+)
+@click.option("--table/--no-table", default=True, help="Show the live result table.")
+def query_cmd(
+    sql: str,
+    port: str,
+    platform: str,
+    baud: int | None,
+    out: Path | None,
+    log: Path | None,
+    epochs: int | None,
+    duration: str | None,
+    qid: int | None,
+    keep_running: bool,
+    table: bool,
+) -> None:
+    """Run a TinySQL query on the network behind PORT and collect its results.
+
+    `STOP QUERY n` as SQL stops query n instead.
+    """
+    if epochs is not None and duration is not None:
+        raise click.UsageError("give --epochs or --duration, not both")
+    try:
+        statement = parse_statement(sql)
+        if isinstance(statement, StopQuery):
+            with _session(port, platform, baud) as session:
+                session.stop_query(statement.qid)
+            click.echo(f"sent stop for query {statement.qid}", err=True)
+            return
+        plan = compile_query(sql)
+    except TinySQLError as exc:
+        raise click.ClickException(str(exc)) from exc
+    limits = RunLimits(epochs=epochs, duration_s=parse_duration(duration) if duration else None)
+    with _session(port, platform, baud) as session:
+        sinks = _sinks(out, log, table, session)
+        with contextlib.suppress(KeyboardInterrupt):
+            query = run_query(
+                session, plan, sql, sinks, limits, qid=qid, stop_at_end=not keep_running
+            )
+        stats = session.assembler.stats
+        click.echo(
+            f"query {query.query_id}: {stats.tuples} tuples, {stats.aggregate_records} aggregate "
+            f"records, {stats.duplicates} duplicates, {stats.late} late",
+            err=True,
+        )
+
+
+@click.command("stop")
+@click.argument("qid", type=click.IntRange(0, 254))
+@_port_options
+def stop_cmd(qid: int, port: str, platform: str, baud: int | None) -> None:
+    """Stop query QID on the network behind PORT (DEL message, sent 5 times)."""
+    with _session(port, platform, baud) as session:
+        session.stop_query(qid)
+    click.echo(f"sent stop for query {qid}", err=True)
+
+
+@click.command("sf")
+@_port_options
+@click.option("--listen", type=int, default=9002, show_default=True, help="TCP port to serve on.")
+@click.option("--host", default="0.0.0.0", show_default=True, help="Address to bind.")
+def sf_cmd(port: str, platform: str, baud: int | None, listen: int, host: str) -> None:
+    """Serve the mote on PORT to SerialForwarder clients (several may share it)."""
+    console = Console(stderr=True)
+    forwarder = SerialForwarder(_open_link(port, platform, baud), host=host, port=listen).start()
+    console.print(f"serving {port} on {host}:{forwarder.port} (Ctrl-C to stop)")
+    try:
+        forwarder.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        forwarder.close()
+
+
+COMMANDS: list[click.Command] = [query_cmd, stop_cmd, sf_cmd]

@@ -1,0 +1,355 @@
+"""Result assembly: raw TinyDB results in, query rows out.
+
+A running query produces two kinds of wire results (wire format §7): tuples, one per
+node and epoch, and aggregate records, one per (epoch, group, aggregate expression)
+carrying a raw partial state. Tuples become rows the moment they arrive. Aggregate
+records are collected in a bucket per (query, epoch, group) and the bucket becomes one
+row when it is closed: once it holds every aggregate of the query and a later epoch has
+started, once results run ``reorder_window`` epochs ahead of it, when it has been open
+longer than ``close_timeout`` seconds, or when the session ends. Closing finalizes each
+partial state (AVG = sum/count, ...), then applies HAVING and the select-list arithmetic
+that the wire format cannot carry.
+
+The radio and the root's retransmissions deliver duplicates and, with the delta queue
+policy, epochs out of order. A tuple from the same node for the same epoch is emitted
+once; an aggregate record for an expression a bucket already holds is ignored (the
+original Java tool behaves the same way); a record for a bucket already closed, or older
+than the reorder window, is counted as late and dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from gateway.finalize import AggregateSpec as FinalizeSpec
+from gateway.finalize import AggregateValue, FinalizeError, finalize
+
+Value = int | float | None
+
+
+class FieldSpec(Protocol):
+    """One query field as the planner describes it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def wire_type(self) -> int: ...
+
+
+class AggregateSpec(FinalizeSpec, Protocol):
+    """One aggregate expression as the planner describes it (PlanAggregate)."""
+
+    @property
+    def hidden(self) -> bool:
+        """Only needed by HAVING: finalized, but not an output of the query."""
+        ...
+
+
+class ResultPlan(Protocol):
+    """What assembly needs from a compiled query plan (gateway.planner.QueryPlan)."""
+
+    @property
+    def fields(self) -> Sequence[FieldSpec]: ...
+
+    @property
+    def aggregates(self) -> Sequence[AggregateSpec]: ...
+
+    @property
+    def epoch_ms(self) -> int | None: ...
+
+    @property
+    def group_by(self) -> str | None: ...
+
+    @property
+    def output_columns(self) -> Sequence[str]: ...
+
+    def having_matches(self, row: Mapping[str, Value]) -> bool: ...
+
+    def project(self, row: Mapping[str, Value]) -> dict[str, Value]: ...
+
+
+@dataclass(frozen=True)
+class TupleResult:
+    """A decoded tuple result (qrType 2) of one node for one epoch."""
+
+    query_id: int
+    epoch: int
+    origin: int
+    values: dict[str, int | None]
+
+
+@dataclass(frozen=True)
+class AggregateResult:
+    """A decoded aggregate record (qrType 3): one partial state of one group."""
+
+    query_id: int
+    epoch: int
+    origin: int
+    group: int
+    expr_idx: int
+    partial: bytes
+
+
+WireResult = TupleResult | AggregateResult
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One tuple of one node: raw field values by name and the projected output columns."""
+
+    query_id: int
+    epoch: int
+    node_id: int
+    epoch_time: float
+    receive_time: float
+    values: dict[str, int | None]
+    columns: dict[str, Value]
+
+
+@dataclass(frozen=True)
+class AggregateRow:
+    """The finalized aggregates of one group in one epoch."""
+
+    query_id: int
+    epoch: int
+    group: int
+    epoch_time: float
+    receive_time: float
+    aggregates: tuple[AggregateValue, ...]
+    columns: dict[str, Value]
+
+
+Row = Reading | AggregateRow
+
+
+@dataclass
+class AssemblyStats:
+    """Counters of results that did not become rows, for the session's status line."""
+
+    tuples: int = 0
+    aggregate_records: int = 0
+    duplicates: int = 0
+    late: int = 0
+    malformed: int = 0
+    unknown_query: int = 0
+    filtered_by_having: int = 0
+
+
+@dataclass(frozen=True)
+class RegisteredQuery:
+    """A query the assembler accepts results for."""
+
+    query_id: int
+    plan: ResultPlan
+    start_time: float
+    sql: str = ""
+
+    def epoch_time(self, epoch: int) -> float:
+        """Event time of an epoch: query start + epoch * epoch duration (ONCE: the start)."""
+        if self.plan.epoch_ms is None:
+            return self.start_time
+        return self.start_time + epoch * self.plan.epoch_ms / 1000.0
+
+
+@dataclass
+class _Bucket:
+    epoch: int
+    group: int
+    opened_at: float
+    last_receive: float
+    records: dict[int, AggregateResult] = field(default_factory=dict)
+
+
+class _QueryAssembly:
+    """Per-query state: duplicate filter for tuples and the open aggregate buckets."""
+
+    def __init__(self, query: RegisteredQuery, reorder_window: int, horizon: int) -> None:
+        self.query = query
+        self._window = reorder_window
+        self._horizon = horizon
+        self._expected = {agg.expr_idx for agg in query.plan.aggregates}
+        self._specs = {agg.expr_idx: agg for agg in query.plan.aggregates}
+        self._seen_tuples: set[tuple[int, int]] = set()
+        self._buckets: dict[tuple[int, int], _Bucket] = {}
+        self._closed: set[tuple[int, int]] = set()
+        self.first_epoch: int | None = None
+        self.latest_epoch = -1
+
+    def add_tuple(self, result: TupleResult, now: float, stats: AssemblyStats) -> list[Row]:
+        key = (result.origin, result.epoch)
+        if key in self._seen_tuples:
+            stats.duplicates += 1
+            return []
+        self._seen_tuples.add(key)
+        self._advance(result.epoch)
+        plan = self.query.plan
+        columns = plan.project(result.values)
+        stats.tuples += 1
+        return [
+            Reading(
+                query_id=self.query.query_id,
+                epoch=result.epoch,
+                node_id=result.origin,
+                epoch_time=self.query.epoch_time(result.epoch),
+                receive_time=now,
+                values=dict(result.values),
+                columns=columns,
+            )
+        ]
+
+    def add_record(self, record: AggregateResult, now: float, stats: AssemblyStats) -> list[Row]:
+        key = (record.epoch, record.group)
+        if key in self._closed or record.epoch < self.latest_epoch - self._window:
+            stats.late += 1
+            return []
+        spec = self._specs.get(record.expr_idx)
+        if spec is None or not _readable(spec, record.partial):
+            stats.malformed += 1
+            return []
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = _Bucket(record.epoch, record.group, opened_at=now, last_receive=now)
+            self._buckets[key] = bucket
+        if record.expr_idx in bucket.records:
+            stats.duplicates += 1
+            return []
+        bucket.records[record.expr_idx] = record
+        bucket.last_receive = now
+        stats.aggregate_records += 1
+        self._advance(record.epoch)
+        return self._close_ready(stats)
+
+    def expire(self, now: float, timeout: float, stats: AssemblyStats) -> list[Row]:
+        aged = [k for k, b in self._buckets.items() if now - b.opened_at >= timeout]
+        return self._close(sorted(aged), stats)
+
+    def flush(self, stats: AssemblyStats) -> list[Row]:
+        return self._close(sorted(self._buckets), stats)
+
+    def _advance(self, epoch: int) -> None:
+        if self.first_epoch is None or epoch < self.first_epoch:
+            self.first_epoch = epoch
+        if epoch <= self.latest_epoch:
+            return
+        self.latest_epoch = epoch
+        oldest_kept = epoch - self._horizon
+        self._seen_tuples = {k for k in self._seen_tuples if k[1] >= oldest_kept}
+        self._closed = {k for k in self._closed if k[0] >= oldest_kept}
+
+    def _close_ready(self, stats: AssemblyStats) -> list[Row]:
+        ready = [
+            key
+            for key, bucket in self._buckets.items()
+            if bucket.epoch < self.latest_epoch - self._window
+            or (bucket.epoch < self.latest_epoch and self._expected <= bucket.records.keys())
+        ]
+        return self._close(sorted(ready), stats)
+
+    def _close(self, keys: list[tuple[int, int]], stats: AssemblyStats) -> list[Row]:
+        rows: list[Row] = []
+        for key in keys:
+            bucket = self._buckets.pop(key)
+            self._closed.add(key)
+            row = self._finalize(bucket)
+            if row is None:
+                stats.filtered_by_having += 1
+            else:
+                rows.append(row)
+        return rows
+
+    def _finalize(self, bucket: _Bucket) -> AggregateRow | None:
+        named: dict[str, Value] = {}
+        outputs: list[AggregateValue] = []
+        for expr_idx in sorted(self._expected):
+            spec = self._specs[expr_idx]
+            record = bucket.records.get(expr_idx)
+            value = finalize(spec, record.partial if record is not None else None)
+            named[spec.column] = value.value
+            if not spec.hidden:
+                outputs.append(value)
+        plan = self.query.plan
+        if plan.group_by is not None:
+            named[plan.group_by] = bucket.group
+        if not plan.having_matches(named):
+            return None
+        return AggregateRow(
+            query_id=self.query.query_id,
+            epoch=bucket.epoch,
+            group=bucket.group,
+            epoch_time=self.query.epoch_time(bucket.epoch),
+            receive_time=bucket.last_receive,
+            aggregates=tuple(outputs),
+            columns=plan.project(named),
+        )
+
+
+def _readable(spec: AggregateSpec, partial: bytes) -> bool:
+    try:
+        finalize(spec, partial)
+    except FinalizeError:
+        return False
+    return True
+
+
+class ResultAssembler:
+    """Turns decoded wire results of registered queries into rows.
+
+    ``reorder_window``: how many epochs a bucket stays open for late records once newer
+    epochs arrive (the Java tool's IGNORE_AGE is 5). ``close_timeout``: seconds after
+    which an open bucket is closed even if no later epoch arrives (the last epoch of a
+    query, a lost record). ``horizon``: how many epochs back duplicates are recognised.
+    """
+
+    def __init__(
+        self, *, reorder_window: int = 5, close_timeout: float = 10.0, horizon: int = 256
+    ) -> None:
+        if reorder_window < 0 or horizon <= reorder_window:
+            raise ValueError("need 0 <= reorder_window < horizon")
+        self._window = reorder_window
+        self._timeout = close_timeout
+        self._horizon = horizon
+        self._queries: dict[int, _QueryAssembly] = {}
+        self.stats = AssemblyStats()
+
+    def register(self, query: RegisteredQuery) -> None:
+        self._queries[query.query_id] = _QueryAssembly(query, self._window, self._horizon)
+
+    def unregister(self, query_id: int) -> list[Row]:
+        """Forget a query, returning the rows of its still-open buckets."""
+        state = self._queries.pop(query_id, None)
+        return state.flush(self.stats) if state is not None else []
+
+    def plan_of(self, query_id: int) -> ResultPlan | None:
+        state = self._queries.get(query_id)
+        return state.query.plan if state is not None else None
+
+    def epochs_seen(self, query_id: int) -> tuple[int, int] | None:
+        """(first, latest) epoch that results of the query have carried, None before any."""
+        state = self._queries.get(query_id)
+        if state is None or state.first_epoch is None:
+            return None
+        return state.first_epoch, state.latest_epoch
+
+    def add(self, result: WireResult, receive_time: float) -> list[Row]:
+        state = self._queries.get(result.query_id)
+        if state is None:
+            self.stats.unknown_query += 1
+            return []
+        if isinstance(result, TupleResult):
+            return state.add_tuple(result, receive_time, self.stats)
+        return state.add_record(result, receive_time, self.stats)
+
+    def expire(self, now: float) -> list[Row]:
+        rows: list[Row] = []
+        for state in self._queries.values():
+            rows.extend(state.expire(now, self._timeout, self.stats))
+        return rows
+
+    def flush(self) -> list[Row]:
+        rows: list[Row] = []
+        for state in self._queries.values():
+            rows.extend(state.flush(self.stats))
+        return rows

@@ -1,0 +1,106 @@
+"""Final values from aggregate partial states, as the TinyDB Java readers computed them.
+
+Motes send raw partial states up the tree and to the PC (wire format §9.2); turning a
+state into a value is the gateway's job (§7.5): the first 16-bit word for SUM, MIN, MAX,
+COUNT and the other single-value aggregates, sum / count for AVG, and for the windowed
+aggregates the ``lastResult`` the mote reports for the closing window. The layouts are
+decoded with the protocol package's construct definitions; this module only chooses
+which decoded member is the value.
+
+Unlike Java's IntReader, values are read signed (the mote keeps them in int16, and a
+SUM or MIN of negative readings must not come out as 65,000-something).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gateway.protocol.aggregates import AggOp, decode_state, state_size
+from gateway.protocol.errors import DecodeError
+
+
+class AggregateSpec(Protocol):
+    """What finalization needs to know about an aggregate expression (PlanAggregate)."""
+
+    @property
+    def expr_idx(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def column(self) -> str: ...
+
+    @property
+    def op_id(self) -> int: ...
+
+    @property
+    def attribute(self) -> str: ...
+
+    @property
+    def args(self) -> Sequence[int]: ...
+
+
+@dataclass(frozen=True)
+class AggregateValue:
+    """One finalized aggregate of a group: ``value`` is None when no record arrived or the
+    state holds no data (AVG over zero readings); ``partial`` is the raw state as sent."""
+
+    name: str
+    column: str
+    attribute: str
+    expr_idx: int
+    value: int | float | None
+    partial: bytes | None
+
+
+class FinalizeError(ValueError):
+    """A partial state that cannot be read for its aggregate."""
+
+
+def _ratio(pair: Mapping[str, Any]) -> float | None:
+    count = int(pair["count"])
+    return None if count == 0 else int(pair["sum"]) / count
+
+
+def state_value(op_id: int, state: Mapping[str, Any]) -> int | float | None:
+    """The final value of a decoded partial state of aggregate ``op_id``."""
+    if op_id in (AggOp.AVG,):
+        return _ratio(state)
+    if op_id == AggOp.WINAVG:
+        return _ratio(state["lastResult"])
+    if "lastResult" in state:
+        return int(state["lastResult"]["value"])
+    if "value" in state:
+        return int(state["value"])
+    raise FinalizeError(f"aggregate {op_id} has no known final value")
+
+
+def finalize(spec: AggregateSpec, partial: bytes | None) -> AggregateValue:
+    """Finalize the record of one aggregate expression (``partial`` None: no record).
+
+    ``partial`` may carry the padding of the 25-byte record area; only the state's own
+    bytes are kept.
+    """
+    value: int | float | None = None
+    kept = partial
+    if partial is not None:
+        size = state_size(spec.op_id, spec.args)
+        if size is None:
+            raise FinalizeError(f"{spec.name}: aggregate {spec.op_id} has no known state layout")
+        kept = partial[:size]
+        try:
+            state = decode_state(spec.op_id, kept, spec.args)
+        except DecodeError as exc:
+            raise FinalizeError(f"{spec.name}: {exc}") from exc
+        value = state_value(spec.op_id, state)
+    return AggregateValue(
+        name=spec.name,
+        column=spec.column,
+        attribute=spec.attribute,
+        expr_idx=spec.expr_idx,
+        value=value,
+        partial=kept,
+    )

@@ -1,0 +1,409 @@
+"""A query session: the gateway's conversation with a TinyDB basestation mote.
+
+It does what the TinyDB Java tools did over the serial link (wire format §6.3-6.5, §15):
+ask the root which query ids are running (StatusMessage, fromBase = 1) and take the next
+one, send every part of a query as AM 101 broadcasts acknowledged by protocol 65, resend
+the parts a node asks for (QueryRequestMessage, AM 104), stop a query with a DEL message
+sent several times, and change a query's rate. Incoming results go to the assembler; the
+rows it produces are returned from ``poll`` for the caller's sinks.
+
+The session never owns the link's life: it is handed an endpoint (usually a
+``ReconnectingEndpoint``), so a link that drops and comes back leaves the assembler's
+state, and every row already produced, untouched.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gateway.assembly import (
+    AggregateResult,
+    RegisteredQuery,
+    ResultAssembler,
+    ResultPlan,
+    Row,
+    TupleResult,
+    WireResult,
+)
+from gateway.protocol import (
+    BCAST_ADDR,
+    DEFAULT_GROUP,
+    UART_ADDR,
+    AmType,
+    DecodeError,
+    MsgType,
+    QrType,
+    QueryPart,
+    ResultSchema,
+    build_query_message,
+    build_status,
+    build_tos_packet,
+    decode_packet,
+    parse_query_message,
+)
+
+#: ``u.ttl`` of the Java tool's DEL message.
+STOP_TTL = 3
+#: Milliseconds per unit of ``epochDuration``.
+MS_PER_EPOCH_UNIT = 10
+#: Usable query ids: 0xFF means "no query" on the motes.
+MAX_QUERY_ID = 254
+
+
+class Endpoint(Protocol):
+    """The transport seen by a session (gateway.transport.Endpoint)."""
+
+    def read_packets(self, timeout: float) -> list[bytes]: ...
+
+    def write_packet(self, packet: bytes, *, ack: bool = True) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class EncodablePlan(ResultPlan, Protocol):
+    """A plan the session can send: it encodes itself into 40-byte QueryMessages."""
+
+    @property
+    def num_epochs(self) -> int | None: ...
+
+    def encode(self, qid: int) -> list[bytes]: ...
+
+
+class SendError(ConnectionError):
+    """A message was not acknowledged by the basestation after all attempts."""
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """Link behaviour; the defaults follow the TinyDB Java tools."""
+
+    group: int = DEFAULT_GROUP
+    send_attempts: int = 3
+    status_wait_s: float = 1.0
+    stop_repeats: int = 5
+    stop_gap_s: float = 0.2
+    promiscuous: bool = False
+
+
+@dataclass
+class SessionCounters:
+    sent_parts: int = 0
+    resent_parts: int = 0
+    failed_sends: int = 0
+    undecodable: int = 0
+    not_for_uart: int = 0
+
+
+def query_packet(message: bytes, group: int = DEFAULT_GROUP) -> bytes:
+    """A QueryMessage as the Java tool sends it: broadcast AM 101, length 40."""
+    return build_tos_packet(BCAST_ADDR, AmType.QUERY, group, message)
+
+
+def status_request(group: int = DEFAULT_GROUP) -> bytes:
+    """A StatusMessage asking the root for its running queries (fromBase = 1)."""
+    return build_tos_packet(BCAST_ADDR, AmType.STATUS, group, build_status({"fromBase": 1}))
+
+
+def stop_message(qid: int) -> bytes:
+    """DEL for ``qid`` with the Java tool's ttl."""
+    return build_query_message({"qid": qid, "msgType": MsgType.DEL, "u": {"ttl": STOP_TTL}})
+
+
+def rate_message(qid: int, epoch_ms: int) -> bytes:
+    """RATE: the new epoch duration of ``qid``, in 10-ms units like the query itself."""
+    units = epoch_ms // MS_PER_EPOCH_UNIT
+    empty_part = {"name": "", "op": 0, "type": 0}  # the union is unused: all zeros
+    return build_query_message(
+        {"qid": qid, "msgType": MsgType.RATE, "epochDuration": units, "u": empty_part}
+    )
+
+
+def next_query_id(running: Iterable[int]) -> int:
+    """TinyDBMain's rule: one past the highest running id (the lowest free id on wrap)."""
+    taken = set(running)
+    if not taken:
+        return 1
+    candidate = max(taken) + 1
+    if candidate <= MAX_QUERY_ID:
+        return candidate
+    free = [q for q in range(MAX_QUERY_ID + 1) if q not in taken]
+    if not free:
+        raise RuntimeError("every query id is in use")
+    return free[0]
+
+
+def missing_parts(parts: Sequence[bytes], mask: int) -> list[bytes]:
+    """The parts a QueryRequestMessage's ``qmsgMask`` says the requester lacks (§6.5).
+
+    Bit i: field i; bit numFields + j: expression j; bit numFields + numExprs: the buffer
+    part. The mask has no bit for the N_EPOCHS part, and the motes never resend it (A9),
+    which leaves a FOR-clause query incomplete at the requester; the gateway always
+    includes it so the requester can finish the query.
+    """
+    missing: list[bytes] = []
+    for part in parts:
+        header = parse_query_message(part)
+        num_fields, kind, idx = header["numFields"], header["type"], header["idx"]
+        if kind == QueryPart.FIELD:
+            bit = idx
+        elif kind == QueryPart.EXPR:
+            bit = num_fields + idx
+        elif kind == QueryPart.BUFFER:
+            bit = num_fields + header["numExprs"]
+        else:
+            missing.append(part)
+            continue
+        if bit >= 32 or not (mask >> bit) & 1:
+            missing.append(part)
+    return missing
+
+
+def result_schema(plan: ResultPlan) -> ResultSchema:
+    """How to decode the results of ``plan``: tuple field types; aggregate states stay raw
+    so the result log can keep them byte for byte."""
+    return ResultSchema(field_types=tuple(f.wire_type for f in plan.fields))
+
+
+def wire_result(body: dict[str, Any], origin: int, plan: ResultPlan) -> WireResult | None:
+    """A decoded QueryResult as the assembler's input; None for other result types."""
+    d = body["d"]
+    if body["qrType"] == QrType.NOT_AGG:
+        names = [f.name for f in plan.fields]
+        values = dict(zip(names, d["values"], strict=False))
+        return TupleResult(body["qid"], body["epoch"], origin, values)
+    if body["qrType"] == QrType.AGG_SINGLE_FIELD:
+        return AggregateResult(
+            body["qid"], body["epoch"], origin, d["groupNo"], d["exprIdx"], bytes(d["state"])
+        )
+    return None
+
+
+@dataclass
+class _Running:
+    query: RegisteredQuery
+    parts: list[bytes]
+
+
+class QuerySession:
+    """Send queries to, and assemble results from, one basestation link."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        assembler: ResultAssembler | None = None,
+        config: SessionConfig | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.endpoint = endpoint
+        self.assembler = assembler or ResultAssembler()
+        self.config = config or SessionConfig()
+        self.counters = SessionCounters()
+        self._clock = clock
+        self._running: dict[int, _Running] = {}
+        self._schemas: dict[int, ResultSchema] = {}
+        self._reported_qids: set[int] | None = None
+        self._pending: list[Row] = []
+
+    # -- query ids -------------------------------------------------------------------
+
+    def running_query_ids(self, wait_s: float | None = None) -> set[int]:
+        """Ask the root for its running queries and collect replies for ``wait_s``."""
+        wait = self.config.status_wait_s if wait_s is None else wait_s
+        self._reported_qids = set()
+        try:
+            self._send(status_request(self.config.group))
+            deadline = time.monotonic() + wait
+            while (left := deadline - time.monotonic()) > 0:
+                self._pending.extend(self._receive(left))
+            return self._reported_qids
+        finally:
+            self._reported_qids = None
+
+    def allocate_query_id(self) -> int:
+        """The next id after the highest one running, as TinyDBMain does."""
+        return next_query_id(self.running_query_ids() | set(self._running))
+
+    # -- sending ---------------------------------------------------------------------
+
+    def start_query(
+        self, plan: EncodablePlan, sql: str = "", qid: int | None = None
+    ) -> RegisteredQuery:
+        """Send every part of the query and start assembling its results."""
+        query_id = self.allocate_query_id() if qid is None else qid
+        parts = plan.encode(query_id)
+        query = RegisteredQuery(query_id, plan, start_time=self._clock(), sql=sql)
+        self.assembler.register(query)
+        self._schemas[query_id] = result_schema(plan)
+        self._running[query_id] = _Running(query, parts)
+        for part in parts:
+            self._send(query_packet(part, self.config.group))
+            self.counters.sent_parts += 1
+        return query
+
+    def stop_query(self, qid: int) -> list[Row]:
+        """Send DEL for ``qid`` as the Java tool's abort does; return its last rows."""
+        packet = query_packet(stop_message(qid), self.config.group)
+        for repeat in range(self.config.stop_repeats):
+            if repeat:
+                self._pending.extend(self._receive(self.config.stop_gap_s))
+            self._send(packet, required=False)
+        self._running.pop(qid, None)
+        rows = self._take_pending() + self.assembler.unregister(qid)
+        self._schemas.pop(qid, None)
+        return rows
+
+    def set_rate(self, qid: int, epoch_ms: int) -> None:
+        """Change the epoch duration of a running query (RATE message)."""
+        self._send(query_packet(rate_message(qid, epoch_ms), self.config.group))
+
+    # -- receiving -------------------------------------------------------------------
+
+    def poll(self, timeout: float) -> list[Row]:
+        """Wait up to ``timeout`` for packets; return the rows they (and timeouts) completed."""
+        rows = self._take_pending()
+        rows.extend(self._receive(timeout))
+        rows.extend(self.assembler.expire(self._clock()))
+        return rows
+
+    def finish(self) -> list[Row]:
+        """Close every open aggregate bucket (end of the session)."""
+        return self._take_pending() + self.assembler.flush()
+
+    def close(self) -> None:
+        self.endpoint.close()
+
+    def _take_pending(self) -> list[Row]:
+        rows, self._pending = self._pending, []
+        return rows
+
+    def _receive(self, timeout: float) -> list[Row]:
+        rows: list[Row] = []
+        for packet in self.endpoint.read_packets(timeout):
+            rows.extend(self._dispatch(packet))
+        return rows
+
+    def _dispatch(self, packet: bytes) -> list[Row]:
+        try:
+            decoded = decode_packet(packet, schemas=self._schemas)
+        except DecodeError:
+            self.counters.undecodable += 1
+            return []
+        if decoded.am == AmType.QUERY_RESULT:
+            if decoded.header["addr"] != UART_ADDR and not self.config.promiscuous:
+                self.counters.not_for_uart += 1
+                return []
+            return self._on_result(decoded.body, decoded.mhop)
+        if decoded.am == AmType.STATUS and decoded.body["fromBase"] == 0:
+            if self._reported_qids is not None:
+                count = decoded.body["numQueries"]
+                self._reported_qids.update(decoded.body["queries"][:count])
+        elif decoded.am == AmType.QUERY_REQUEST:
+            self._on_query_request(decoded.body["qid"], decoded.body["qmsgMask"])
+        return []
+
+    def _on_result(self, body: dict[str, Any], mhop: dict[str, Any] | None) -> list[Row]:
+        plan = self.assembler.plan_of(body["qid"])
+        if plan is None:
+            self.assembler.stats.unknown_query += 1
+            return []
+        origin = mhop["originaddr"] if mhop is not None else 0
+        result = wire_result(body, origin, plan)
+        if result is None:
+            self.counters.undecodable += 1
+            return []
+        return self.assembler.add(result, self._clock())
+
+    def _on_query_request(self, qid: int, mask: int) -> None:
+        running = self._running.get(qid)
+        if running is None:
+            return
+        for part in missing_parts(running.parts, mask):
+            if self._send(query_packet(part, self.config.group), required=False):
+                self.counters.resent_parts += 1
+
+    def _send(self, packet: bytes, *, required: bool = True) -> bool:
+        for _ in range(self.config.send_attempts):
+            if self.endpoint.write_packet(packet, ack=True):
+                return True
+        self.counters.failed_sends += 1
+        if required:
+            raise SendError(
+                f"basestation did not acknowledge AM {packet[2]} "
+                f"after {self.config.send_attempts} attempts"
+            )
+        return False
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """When ``run_query`` ends: after N epochs of results, after T seconds, or on Ctrl-C."""
+
+    epochs: int | None = None
+    duration_s: float | None = None
+
+
+class RowSink(Protocol):
+    def start(self, query: RegisteredQuery) -> None: ...
+
+    def write(self, rows: Sequence[Row]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def run_query(
+    session: QuerySession,
+    plan: EncodablePlan,
+    sql: str,
+    sinks: Sequence[RowSink],
+    limits: RunLimits,
+    *,
+    qid: int | None = None,
+    stop_at_end: bool = True,
+    poll_s: float = 0.2,
+) -> RegisteredQuery:
+    """Start a query, feed its rows to the sinks until the limits are reached, stop it.
+
+    N epochs are complete when a result of epoch first + N arrives (first = the first
+    epoch seen); a ONCE query ends after its one epoch, a FOR-clause query after its
+    last. Whatever ends the run (limits, Ctrl-C, a dead link), the rows already
+    assembled and the still-open aggregate buckets reach the sinks.
+    """
+    query = session.start_query(plan, sql, qid)
+    for sink in sinks:
+        sink.start(query)
+    wanted = _wanted_epochs(plan, limits)
+    deadline = None if limits.duration_s is None else time.monotonic() + limits.duration_s
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            _write(sinks, session.poll(poll_s))
+            seen = session.assembler.epochs_seen(query.query_id)
+            if wanted is not None and seen is not None and seen[1] >= seen[0] + wanted:
+                break
+    finally:
+        rows: list[Row] = []
+        try:
+            if stop_at_end:
+                rows = session.stop_query(query.query_id)
+        finally:
+            _write(sinks, rows + session.finish())
+            for sink in sinks:
+                sink.close()
+    return query
+
+
+def _wanted_epochs(plan: EncodablePlan, limits: RunLimits) -> int | None:
+    if limits.epochs is not None:
+        return limits.epochs
+    if plan.epoch_ms is None:
+        return 1
+    return plan.num_epochs
+
+
+def _write(sinks: Sequence[RowSink], rows: Sequence[Row]) -> None:
+    if rows:
+        for sink in sinks:
+            sink.write(rows)

@@ -1,0 +1,226 @@
+"""Where assembled rows go: a live terminal table, JSON lines, CSV, the durable result log.
+
+Every sink gets ``start`` once with the query, then ``write`` with each batch of rows a
+session poll produced, then ``close``. The record shapes written to the result log are
+the contract with the Spark reader (spark/): a ``query`` record first, then ``reading``
+and ``aggregate`` records; JSON lines use the same shapes plus the projected ``columns``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from gateway.assembly import AggregateRow, AssemblyStats, Reading, RegisteredQuery, Row
+from gateway.resultlog import ResultLog
+
+Record = dict[str, Any]
+
+
+class Sink(Protocol):
+    def start(self, query: RegisteredQuery) -> None: ...
+
+    def write(self, rows: Sequence[Row]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def query_record(query: RegisteredQuery) -> Record:
+    """The log's description of a query, written before any of its results. Field types
+    are wire type codes (gateway.protocol.WireType), from which Spark derives its schema."""
+    plan = query.plan
+    return {
+        "kind": "query",
+        "query_id": query.query_id,
+        "sql": query.sql,
+        "epoch_ms": plan.epoch_ms,
+        "fields": [{"name": f.name, "type": f.wire_type} for f in plan.fields],
+        "aggregates": [
+            {"name": a.name, "attribute": a.attribute, "expr_idx": a.expr_idx}
+            for a in plan.aggregates
+            if not a.hidden
+        ],
+        "group_by": plan.group_by,
+        "start_time": query.start_time,
+    }
+
+
+def row_records(row: Row) -> list[Record]:
+    """Log records of one row: one reading, or one record per aggregate of a group."""
+    if isinstance(row, Reading):
+        return [
+            {
+                "kind": "reading",
+                "query_id": row.query_id,
+                "epoch": row.epoch,
+                "node_id": row.node_id,
+                "epoch_time": row.epoch_time,
+                "receive_time": row.receive_time,
+                "values": {k: _jsonable(v) for k, v in row.values.items()},
+            }
+        ]
+    return [
+        {
+            "kind": "aggregate",
+            "query_id": row.query_id,
+            "epoch": row.epoch,
+            "group": row.group,
+            "aggregate": agg.name,
+            "attribute": agg.attribute,
+            "value": agg.value,
+            "partial": agg.partial.hex() if agg.partial is not None else None,
+            "epoch_time": row.epoch_time,
+            "receive_time": row.receive_time,
+        }
+        for agg in row.aggregates
+    ]
+
+
+def _jsonable(value: object) -> object:
+    """BYTES attributes travel as hex, as the Spark reader expects."""
+    return value.hex() if isinstance(value, (bytes, bytearray)) else value
+
+
+class ResultLogSink:
+    """Appends rows to the durable result log, one fsync'd batch per ``write``."""
+
+    def __init__(self, log: ResultLog) -> None:
+        self._log = log
+
+    def start(self, query: RegisteredQuery) -> None:
+        self._log.append_batch([query_record(query)])
+
+    def write(self, rows: Sequence[Row]) -> None:
+        records = [record for row in rows for record in row_records(row)]
+        if records:
+            self._log.append_batch(records)
+
+    def close(self) -> None:
+        self._log.close()
+
+
+class JsonLinesSink:
+    """One JSON object per log record, with the projected output columns added."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+
+    def start(self, query: RegisteredQuery) -> None:
+        pass
+
+    def write(self, rows: Sequence[Row]) -> None:
+        for row in rows:
+            for record in row_records(row):
+                record["columns"] = {k: _jsonable(v) for k, v in row.columns.items()}
+                self._file.write(json.dumps(record, sort_keys=True) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _row_key_columns(row: Row) -> list[Any]:
+    node_or_group = row.node_id if isinstance(row, Reading) else row.group
+    return [row.query_id, row.epoch, node_or_group, row.epoch_time, row.receive_time]
+
+
+class CsvSink:
+    """One CSV line per row: identity columns, then the query's output columns."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: IO[str] = path.open("w", encoding="utf-8", newline="")
+        self._writer = csv.writer(self._file)
+        self._columns: list[str] = []
+
+    def start(self, query: RegisteredQuery) -> None:
+        self._columns = list(query.plan.output_columns)
+        origin = "group" if query.plan.aggregates else "node_id"
+        self._writer.writerow(
+            ["query_id", "epoch", origin, "epoch_time", "receive_time", *self._columns]
+        )
+
+    def write(self, rows: Sequence[Row]) -> None:
+        for row in rows:
+            values = [row.columns.get(c) for c in self._columns]
+            self._writer.writerow(_row_key_columns(row) + ["" if v is None else v for v in values])
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class LiveTableSink:
+    """A rich table of the most recent rows, redrawn in place, with the session's counters."""
+
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        max_rows: int = 20,
+        stats: Callable[[], AssemblyStats] | None = None,
+    ) -> None:
+        self._console = console or Console()
+        self._rows: deque[Row] = deque(maxlen=max_rows)
+        self._stats = stats
+        self._columns: list[str] = []
+        self._title = ""
+        self._live: Live | None = None
+        self._aggregating = False
+
+    def start(self, query: RegisteredQuery) -> None:
+        self._columns = list(query.plan.output_columns)
+        self._aggregating = bool(query.plan.aggregates)
+        self._title = f"query {query.query_id}: {query.sql}"
+        self._live = Live(self._render(), console=self._console, auto_refresh=False)
+        self._live.start()
+
+    def write(self, rows: Sequence[Row]) -> None:
+        self._rows.extend(rows)
+        if self._live is not None:
+            self._live.update(self._render(), refresh=True)
+
+    def close(self) -> None:
+        if self._live is not None:
+            self._live.update(self._render(), refresh=True)
+            self._live.stop()
+            self._live = None
+
+    def _render(self) -> Group:
+        table = Table(title=self._title, title_justify="left")
+        table.add_column("epoch", justify="right")
+        table.add_column("group" if self._aggregating else "node", justify="right")
+        for name in self._columns:
+            table.add_column(name, justify="right")
+        for row in self._rows:
+            key = row.group if isinstance(row, AggregateRow) else row.node_id
+            cells = [_cell(row.columns.get(c)) for c in self._columns]
+            table.add_row(str(row.epoch), str(key), *cells)
+        parts: list[Table | Text] = [table]
+        if self._stats is not None:
+            s = self._stats()
+            parts.append(
+                Text(
+                    f"tuples {s.tuples}  aggregate records {s.aggregate_records}  "
+                    f"duplicates {s.duplicates}  late {s.late}  "
+                    f"filtered by HAVING {s.filtered_by_having}",
+                    style="dim",
+                )
+            )
+        return Group(*parts)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
