@@ -1,9 +1,359 @@
-/* Placeholder so the build skeleton links; replaced by the node runtime. */
+/*
+ * mote.c - the node: entry points, dispatch by AM type, the alarm multiplexer
+ *          and power reporting.
+ *
+ * Everything a stimulus changes is followed by the same three steps: let the
+ * transmit path send what it may (tx_pump), report the power state, re-arm the
+ * single HAL alarm at the earliest pending deadline (query phases, beacon,
+ * send retry).
+ */
 #include "mote.h"
 
-struct mote_state {
-    uint16_t id;
-    const mote_hal *hal;
-};
+#include <string.h>
+
+#include "../net/le16.h"
+#include "../result/result.h"
+#include "commands.h"
+#include "processing.h"
+#include "mote_state.h"
+#include "runs.h"
+#include "schedule.h"
+#include "txpath.h"
+
+/* The whole node must fit next to a stack in the ATmega128's 4 KB (C99 static assert). */
+typedef char mote_state_fits_in_budget[(sizeof(struct mote_state) <= MOTE_STATE_MAX) ? 1 : -1];
+
+#define TIME_SYNC_MIN_MS 32 /* differences below this are radio latency (TinyDB checkTime) */
 
 size_t mote_state_size(void) { return sizeof(mote_state); }
+
+uint32_t mote_now(const mote_state *st)
+{
+    return st->hal->now_ms(st->hal->ctx) + (uint32_t)st->clock_offset;
+}
+
+/* ---- power, alarm ---------------------------------------------------------- */
+
+static uint8_t any_query_running(const mote_state *st)
+{
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING)
+            return 1;
+    return 0;
+}
+
+static void report_power(mote_state *st)
+{
+    uint8_t on = st->id == MOTE_ROOT_ID || st->listening || st->radio_busy || !any_query_running(st);
+    if (on == st->power_on)
+        return;
+    st->power_on = on;
+    st->hal->power(st->hal->ctx, MOTE_PWR_CPU, on);
+    st->hal->power(st->hal->ctx, MOTE_PWR_RADIO, on);
+}
+
+static void rearm(mote_state *st)
+{
+    uint32_t now = mote_now(st), next = st->next_beacon_at;
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING &&
+            (int32_t)(st->run[i].next_at - next) < 0)
+            next = st->run[i].next_at;
+    if (st->retry_pending && (int32_t)(st->retry_at - next) < 0)
+        next = st->retry_at;
+    if ((int32_t)(next - now) < 0)
+        next = now;
+    st->hal->set_alarm(st->hal->ctx, next - (uint32_t)st->clock_offset);
+}
+
+static void send_beacon(mote_state *st)
+{
+    uint8_t buf[TOS_DATA_LENGTH];
+    uint8_t n = routing_build_beacon(&st->rt, buf, sizeof buf);
+    if (n)
+        tx_control(st, TOS_BCAST_ADDR, AM_ROUTE_BEACON, buf, n);
+    st->beacon_due = 0;
+}
+
+static void settle(mote_state *st)
+{
+    if (st->beacon_due && tx_gate(st))
+        send_beacon(st);
+    tx_pump(st);
+    report_power(st);
+    rearm(st);
+}
+
+/* ---- time and epoch synchronisation (§12.2, §12.3) ------------------------- */
+
+static void sync_time(mote_state *st, uint32_t remote_ms)
+{
+    int32_t diff = (int32_t)(remote_ms - mote_now(st));
+    uint8_t i;
+    if (st->id == MOTE_ROOT_ID || (diff > -TIME_SYNC_MIN_MS && diff < TIME_SYNC_MIN_MS))
+        return;
+    st->clock_offset += diff;
+    /* A jump of a quarter epoch or more would tear the slot schedule: restart it. */
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING &&
+            (uint32_t)(diff < 0 ? -diff : diff) >= st->run[i].epoch_ms / 4u)
+            run_retime(st, i);
+}
+
+static uint8_t running_slot(const mote_state *st, uint8_t qid)
+{
+    uint8_t slot = qtable_find(&st->queries, qid);
+    return slot < QUERY_SLOTS && st->queries.slot[slot].status >= QUERY_RUNNING ? slot
+                                                                                  : QUERY_SLOTS;
+}
+
+/* ---- AM 101 ---------------------------------------------------------------- */
+
+static void forward_query(mote_state *st, const uint8_t *msg)
+{
+    uint8_t buf[TOS_DATA_LENGTH];
+    uint32_t now = mote_now(st);
+    uint8_t i;
+    for (i = 0; i < TOS_DATA_LENGTH; i++)
+        buf[i] = i < QMSG_LEN ? msg[i] : 0;
+    le16_put(buf + QMSG_FWD_NODE, st->id);
+    buf[QMSG_TIME] = 0;
+    le16_put(buf + QMSG_TIME + 1, (uint16_t)(now & 0xFFFFu));
+    le16_put(buf + QMSG_TIME + 3, (uint16_t)(now >> 16));
+    tx_control(st, TOS_BCAST_ADDR, AM_QUERY, buf, TOS_DATA_LENGTH);
+}
+
+static void on_query_msg(mote_state *st, const uint8_t *msg, uint8_t len)
+{
+    uint8_t slot;
+    uint16_t fwd;
+    qasm_outcome out = qtable_receive(&st->queries, msg, len, &slot);
+    if (out == QASM_REJECTED) {
+        st->stats.parts_rejected++;
+        return;
+    }
+    fwd = le16_get(msg + QMSG_FWD_NODE);
+    if ((out == QASM_STORED || out == QASM_COMPLETED) && fwd != TOS_UART_ADDR &&
+        (fwd == routing_parent(&st->rt) || routing_parent(&st->rt) == ROUTING_PARENT_NONE))
+        sync_time(st, (uint32_t)le16_get(msg + QMSG_TIME + 1) |
+                          (uint32_t)le16_get(msg + QMSG_TIME + 3) << 16);
+    switch (out) {
+    case QASM_NO_SLOT:
+        st->stats.parts_no_slot++;
+        return;
+    case QASM_COMPLETED:
+        (void)run_start(st, slot);
+        break;
+    case QASM_DELETED:
+        if (slot < QUERY_SLOTS && st->queries.slot[slot].status == QUERY_DRAINING)
+            run_drain(st, slot);
+        break;
+    case QASM_RATE_CHANGED:
+        if (st->queries.slot[slot].status >= QUERY_RUNNING)
+            run_retime(st, slot);
+        break;
+    case QASM_DUPLICATE:
+        if (fwd != TOS_UART_ADDR)
+            return;
+        break; /* the root relays the PC's retransmissions */
+    case QASM_STORED:
+        break;
+    default:
+        return;
+    }
+    forward_query(st, msg);
+}
+
+/* ---- AM 240 ---------------------------------------------------------------- */
+
+static int16_t forward_key(const mote_state *st, const qr_view *v, const uint8_t *qr)
+{
+    uint8_t slot = qtable_find(&st->queries, v->qid);
+    if (v->type == QR_AGG_RECORD)
+        return (int16_t)((uint16_t)v->state[0] | (uint16_t)v->state[1] << 8);
+    return slot < QUERY_SLOTS && v->type == QR_TUPLE ? qr_tuple_key(qr, &st->queries.slot[slot])
+                                                     : 0;
+}
+
+static void on_result_for_me(mote_state *st, const mhop_header *mh, const qr_view *v,
+                             const uint8_t *qr)
+{
+    routing_verdict verdict = routing_should_forward(&st->rt, mh);
+    uint8_t slot;
+    if (verdict == ROUTING_DROP_DUP || verdict == ROUTING_DROP_CYCLE)
+        return;
+    slot = running_slot(st, v->qid);
+    if (slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD) {
+        proc_merge(st, slot, v); /* TAG: folded into our own record, not forwarded */
+        return;
+    }
+    if (verdict == ROUTING_ACCEPT && tx_result(st, qr, mh->originaddr, forward_key(st, v, qr)))
+        st->stats.results_forwarded++;
+}
+
+static void on_result_overheard(mote_state *st, const tos_header *tos, const mhop_header *mh,
+                                const qr_view *v)
+{
+    uint16_t parent = routing_parent(&st->rt);
+    uint8_t slot = running_slot(st, v->qid);
+    uint8_t from_parent = mh->sourceaddr == parent && mh->originaddr == mh->sourceaddr;
+    if (from_parent || mh->sourceaddr == MOTE_ROOT_ID) {
+        sync_time(st, v->time_ms);
+        slot = running_slot(st, v->qid);
+        if (slot < QUERY_SLOTS)
+            run_adopt_epoch(st, slot, v->epoch);
+    }
+    if (slot < QUERY_SLOTS && parent != ROUTING_PARENT_NONE && tos->addr == parent &&
+        mh->sourceaddr != st->id)
+        proc_snoop(st, slot, v);
+}
+
+static void on_multihop(mote_state *st, const tos_header *tos, const uint8_t *data)
+{
+    mhop_header mh;
+    qr_view v;
+    const uint8_t *body = data + MHOP_HEADER_LEN;
+    uint8_t body_len;
+    if (tos->length < MHOP_HEADER_LEN)
+        return;
+    body_len = (uint8_t)(tos->length - MHOP_HEADER_LEN);
+    mhop_header_unpack(&mh, data);
+    routing_on_packet(&st->rt, tos, &mh, body, body_len);
+    if (tos->type != AM_DATA || !qr_decode(&v, body, body_len))
+        return;
+    if (tos->addr == st->id ||
+        (st->id == MOTE_ROOT_ID && tos->addr == TOS_BCAST_ADDR &&
+         mh.hopcount == MHOP_HOPCOUNT_INVALID))
+        on_result_for_me(st, &mh, &v, body);
+    else
+        on_result_overheard(st, tos, &mh, &v);
+}
+
+/* ---- entry points ---------------------------------------------------------- */
+
+void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
+{
+    memset(st, 0, sizeof *st);
+    st->hal = hal;
+    st->id = id;
+    qtable_init(&st->queries);
+    radioq_init(&st->rq, tx_winavg_merge, st);
+    routing_init(&st->rt, id);
+    serial_rx_init(&st->srx);
+    st->power_on = 0;
+    /* Spread the first beacons so neighbours booted together do not collide. */
+    st->next_beacon_at = mote_now(st) + hal->rand16(hal->ctx) % BEACON_PERIOD_MS;
+    report_power(st);
+    rearm(st);
+}
+
+void mote_on_alarm(mote_state *st)
+{
+    uint32_t now = mote_now(st);
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        run_advance(st, i, now);
+    if (sched_due(st->next_beacon_at, now)) {
+        routing_tick(&st->rt);
+        st->beacon_due = 1;
+        st->next_beacon_at = now + BEACON_PERIOD_MS;
+    }
+    if (st->retry_pending && sched_due(st->retry_at, now))
+        st->retry_pending = 0;
+    settle(st);
+}
+
+static void dispatch(mote_state *st, const uint8_t *pkt, uint16_t len, uint8_t from_uart)
+{
+    tos_header tos;
+    const uint8_t *data = pkt + TOS_HEADER_LEN;
+    if (!tos_msg_parse(&tos, pkt, len))
+        return;
+    /* The UART hop's group byte is irrelevant: TinyDB overwrites it (§1). */
+    if (!from_uart && tos.group != TOS_DEFAULT_GROUP)
+        return;
+    switch (tos.type) {
+    case AM_QUERY:
+        on_query_msg(st, data, tos.length);
+        break;
+    case AM_COMMAND:
+        cmd_receive(st, data, tos.length);
+        break;
+    case AM_STATUS:
+        status_receive(st, data, tos.length, from_uart);
+        break;
+    case AM_DATA:
+    case AM_DUMMY_RESULT:
+    case AM_ROUTE_BEACON:
+        if (!from_uart)
+            on_multihop(st, &tos, data);
+        break;
+    default:
+        break;
+    }
+}
+
+void mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len)
+{
+    dispatch(st, tos_msg, len, 0);
+    settle(st);
+}
+
+void mote_on_send_done(mote_state *st, uint8_t acked)
+{
+    (void)acked; /* link-layer retries are the platform's business */
+    tx_done(st);
+    settle(st);
+}
+
+void mote_on_uart_rx(mote_state *st, const uint8_t *bytes, uint16_t len)
+{
+    uint16_t i;
+    for (i = 0; i < len; i++) {
+        serial_rx_event ev = serial_rx_byte(&st->srx, bytes[i]);
+        const uint8_t *pkt;
+        uint8_t n;
+        if (ev == SERIAL_RX_NONE)
+            continue;
+        if (ev == SERIAL_RX_PACKET_ACK) {
+            uint8_t ack[SERIAL_ACK_MAX];
+            uint16_t k = serial_frame_ack(serial_rx_token(&st->srx), ack, sizeof ack);
+            if (k)
+                st->hal->uart_send(st->hal->ctx, ack, k);
+        }
+        pkt = serial_rx_packet(&st->srx, &n);
+        dispatch(st, pkt, n, 1);
+    }
+    settle(st);
+}
+
+/* ---- observers ------------------------------------------------------------- */
+
+uint16_t mote_id(const mote_state *st) { return st->id; }
+uint16_t mote_parent(const mote_state *st) { return routing_parent(&st->rt); }
+uint8_t mote_depth(const mote_state *st) { return routing_depth(&st->rt); }
+uint32_t mote_logical_time(const mote_state *st) { return mote_now(st); }
+uint8_t mote_power_state(const mote_state *st) { return st->power_on; }
+
+void mote_get_stats(const mote_state *st, mote_stats *out)
+{
+    const radioq_stats *q = radioq_get_stats(&st->rq);
+    *out = st->stats;
+    out->queue_dropped = q->dropped;
+    out->queue_merged = q->merged;
+    out->queue_evicted = q->evicted;
+}
+
+uint8_t mote_query_status(const mote_state *st, uint8_t qid)
+{
+    uint8_t slot = qtable_find(&st->queries, qid);
+    return slot < QUERY_SLOTS ? st->queries.slot[slot].status : QUERY_FREE;
+}
+
+uint16_t mote_query_epoch(const mote_state *st, uint8_t qid)
+{
+    uint8_t slot = running_slot(st, qid);
+    return slot < QUERY_SLOTS ? st->run[slot].epoch : 0;
+}

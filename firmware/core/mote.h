@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "../hal/hal.h"
+#include "mote_stats.h"
 
 #define MOTE_STATE_MAX 3072u
 #define MOTE_ROOT_ID 0u
@@ -32,5 +33,19 @@ void mote_on_alarm(mote_state *st);
 void mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len);
 void mote_on_send_done(mote_state *st, uint8_t acked);
 void mote_on_uart_rx(mote_state *st, const uint8_t *bytes, uint16_t len);
+
+/*
+ * Observers, for the emulator, tests and diagnostics. They never change the
+ * node. mote_query_status returns the slot status of query.h (0 = unknown,
+ * 1 assembling, 2 running, 3 draining).
+ */
+uint16_t mote_id(const mote_state *st);
+uint16_t mote_parent(const mote_state *st);   /* 0xFFFF if none, 0x007E at the root */
+uint8_t mote_depth(const mote_state *st);     /* 0xFF if unrouted */
+uint32_t mote_logical_time(const mote_state *st);
+uint8_t mote_power_state(const mote_state *st); /* 1 if CPU and radio are on */
+void mote_get_stats(const mote_state *st, mote_stats *out);
+uint8_t mote_query_status(const mote_state *st, uint8_t qid);
+uint16_t mote_query_epoch(const mote_state *st, uint8_t qid);
 
 #endif /* MOTE_CORE_MOTE_H */

@@ -1,0 +1,38 @@
+/*
+ * processing.h - one query's data path on one node, per epoch.
+ *
+ *   proc_sample  at the epoch start: run the expressions in order over a lazily
+ *                sampled reading; a failing selection ends the tuple; aggregate
+ *                expressions update the state of the reading's group; a query
+ *                without aggregates emits the tuple.
+ *   proc_merge   a child's aggregate record (qrType 3) joins the same group's
+ *                state (TAG), instead of being forwarded.
+ *   proc_snoop   a sibling's MIN/MAX record overheard on its way to our parent
+ *                may make ours redundant (ops/snoop.h).
+ *   proc_emit    in the node's transmit interval: one record per aggregate
+ *                expression per group that reports this epoch, each its own
+ *                message; then per-epoch state is reset.
+ *
+ * Aggregate states live in the node's arena as [expression][group slot], each
+ * agg_state_size() bytes; proc_layout assigns the offsets when a query starts.
+ */
+#ifndef MOTE_CORE_PROCESSING_H
+#define MOTE_CORE_PROCESSING_H
+
+#include <stdint.h>
+
+#include "../result/result.h"
+#include "mote_state.h"
+
+/* Bytes of arena the query in `slot` needs with `groups` group slots; sets state offsets. */
+uint16_t proc_layout(mote_state *st, uint8_t slot, uint8_t groups);
+
+void proc_sample(mote_state *st, uint8_t slot);
+void proc_merge(mote_state *st, uint8_t slot, const qr_view *v);
+void proc_snoop(mote_state *st, uint8_t slot, const qr_view *v);
+void proc_emit(mote_state *st, uint8_t slot);
+
+/* Arena bytes of (expression e, group slot g) of the query in `slot`. */
+uint8_t *proc_state(mote_state *st, uint8_t slot, uint8_t e, uint8_t g);
+
+#endif /* MOTE_CORE_PROCESSING_H */

@@ -1,0 +1,170 @@
+#include "txpath.h"
+
+#include "../net/le16.h"
+#include "../net/serial.h"
+#include "../result/result.h"
+
+static void pack_tos(uint8_t *out, uint16_t addr, uint8_t am, uint8_t len)
+{
+    tos_header h;
+    h.addr = addr;
+    h.type = am;
+    h.group = TOS_DEFAULT_GROUP;
+    h.length = len;
+    tos_header_pack(&h, out);
+}
+
+void tx_control(mote_state *st, uint16_t addr, uint8_t am, const uint8_t *data, uint8_t len)
+{
+    ctl_packet *p;
+    uint8_t i;
+    if (st->ctl_count == CTLQ_LEN || len > TOS_DATA_LENGTH) {
+        st->stats.ctl_dropped++;
+        return;
+    }
+    p = &st->ctlq[(st->ctl_head + st->ctl_count) % CTLQ_LEN];
+    pack_tos(p->bytes, addr, am, len);
+    for (i = 0; i < len; i++)
+        p->bytes[TOS_HEADER_LEN + i] = data[i];
+    p->len = (uint8_t)(TOS_HEADER_LEN + len);
+    st->ctl_count++;
+    tx_pump(st);
+}
+
+static void uart_send_packet(mote_state *st, const uint8_t *pkt, uint8_t len)
+{
+    uint8_t frame[SERIAL_TX_MAX];
+    uint16_t n = serial_frame_packet(pkt, len, frame, sizeof frame);
+    if (n)
+        st->hal->uart_send(st->hal->ctx, frame, n);
+}
+
+void tx_uart(mote_state *st, uint8_t am, const uint8_t *data, uint8_t len)
+{
+    uint8_t pkt[TOS_MSG_MAX];
+    uint8_t i;
+    if (len > TOS_DATA_LENGTH)
+        return;
+    pack_tos(pkt, TOS_UART_ADDR, am, len);
+    for (i = 0; i < len; i++)
+        pkt[TOS_HEADER_LEN + i] = data[i];
+    uart_send_packet(st, pkt, (uint8_t)(TOS_HEADER_LEN + len));
+}
+
+/* Stamp the sender's logical time into a QueryResult's timeSyncData (§7.1). */
+static void stamp_time(const mote_state *st, uint8_t *qr)
+{
+    uint32_t now = mote_now(st);
+    qr[QR_OFF_TIME] = 0;
+    le16_put(qr + QR_OFF_TIME + 1, (uint16_t)(now & 0xFFFFu));
+    le16_put(qr + QR_OFF_TIME + 3, (uint16_t)(now >> 16));
+}
+
+/* TOS header + multihop header + payload for a result from `origin`. */
+static uint8_t build_result_packet(mote_state *st, uint8_t *pkt, const uint8_t *payload,
+                                   uint8_t len, uint16_t origin)
+{
+    mhop_header mh;
+    uint16_t dest = routing_fill_header(&st->rt, &mh, origin);
+    uint8_t i;
+    if (st->id == MOTE_ROOT_ID)
+        dest = TOS_UART_ADDR;
+    pack_tos(pkt, dest, AM_DATA, (uint8_t)(MHOP_HEADER_LEN + len));
+    mhop_header_pack(&mh, pkt + TOS_HEADER_LEN);
+    for (i = 0; i < len; i++)
+        pkt[TOS_HEADER_LEN + MHOP_HEADER_LEN + i] = payload[i];
+    stamp_time(st, pkt + TOS_HEADER_LEN + MHOP_HEADER_LEN);
+    return (uint8_t)(TOS_HEADER_LEN + MHOP_HEADER_LEN + len);
+}
+
+uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value)
+{
+    radioq_entry e;
+    uint8_t i;
+    if (st->id == MOTE_ROOT_ID) {
+        uint8_t pkt[TOS_MSG_MAX];
+        uint8_t n = build_result_packet(st, pkt, qr, QR_LEN, origin);
+        uart_send_packet(st, pkt, n);
+        return 1;
+    }
+    e.origin = origin;
+    e.epoch = le16_get(qr + QR_OFF_EPOCH);
+    e.value = value;
+    e.score = 0;
+    e.qid = qr[QR_OFF_QID];
+    e.count = 1;
+    e.len = QR_LEN;
+    for (i = 0; i < QR_LEN; i++)
+        e.payload[i] = qr[i];
+    if (!radioq_push(&st->rq, &e))
+        return 0;
+    tx_pump(st);
+    return 1;
+}
+
+uint8_t tx_gate(const mote_state *st)
+{
+    uint8_t i;
+    if (st->gate_open)
+        return 1;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING)
+            return 0;
+    return 1;
+}
+
+static uint8_t radio_send(mote_state *st, const uint8_t *pkt, uint8_t len)
+{
+    if (!st->hal->radio_send(st->hal->ctx, pkt, len)) {
+        st->retry_pending = 1;
+        st->retry_at = mote_now(st) + SEND_RETRY_MS;
+        return 0;
+    }
+    st->radio_busy = 1;
+    return 1;
+}
+
+void tx_pump(mote_state *st)
+{
+    const radioq_entry *e;
+    uint8_t pkt[TOS_MSG_MAX];
+    uint8_t n;
+    if (st->radio_busy || st->retry_pending || !tx_gate(st))
+        return;
+    if (st->ctl_count) {
+        ctl_packet *p = &st->ctlq[st->ctl_head];
+        if (radio_send(st, p->bytes, p->len)) {
+            st->ctl_head = (uint8_t)((st->ctl_head + 1u) % CTLQ_LEN);
+            st->ctl_count--;
+        }
+        return;
+    }
+    e = radioq_peek(&st->rq);
+    if (!e)
+        return;
+    n = build_result_packet(st, pkt, e->payload, e->len, e->origin);
+    if (radio_send(st, pkt, n)) {
+        radioq_entry gone;
+        radioq_pop(&st->rq, &gone);
+    }
+}
+
+void tx_done(mote_state *st)
+{
+    st->radio_busy = 0;
+    tx_pump(st);
+}
+
+uint8_t tx_winavg_merge(void *ctx, radioq_entry *dst, const radioq_entry *src)
+{
+    mote_state *st = (mote_state *)ctx;
+    uint8_t slot = qtable_find(&st->queries, dst->qid);
+    const query *q;
+    if (slot == QUERY_SLOTS || dst->len != QR_LEN || src->len != QR_LEN)
+        return 0;
+    q = &st->queries.slot[slot];
+    if (!qr_tuple_average(dst->payload, dst->count, src->payload, src->count, q))
+        return 0;
+    dst->value = qr_tuple_key(dst->payload, q);
+    return 1;
+}
