@@ -39,7 +39,8 @@ def test_fields_in_select_order_then_where_and_group_by_only_attributes() -> Non
     ]
     plan = compile_query("select avg(light), min(temp) where depth < 3 group by nodeid")
     assert [f.name for f in plan.fields] == ["light", "temp", "depth", "nodeid"]
-    assert plan.field("depth") is not None and plan.field("depth").wire_type == 2  # type: ignore[union-attr]
+    depth = plan.field("depth")
+    assert depth is not None and depth.wire_type == 2
 
 
 def test_tools_order_reverses_where_predicates_and_appends_aggregates() -> None:

@@ -62,8 +62,9 @@ class Explain:
             if ticks
             else f"cannot run an epoch shorter than its {TICK_MS}-ms tick"
         )
+        source = "from LIFETIME" if self.lifetime else "requested"
         line = (
-            f"epoch: {self.requested_epoch_ms:g} ms requested -> epochDuration "
+            f"epoch: {self.requested_epoch_ms:g} ms {source} -> epochDuration "
             f"{self.epoch_units} x 10 ms = {sent} ms (an unmodified TinyDB 1.x mote "
             f"{legacy})"
         )
