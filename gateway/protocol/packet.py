@@ -22,7 +22,9 @@ from gateway.protocol.result import QrType, WireType, decode_tuple_values, parse
 from gateway.protocol.route import parse_route_packet
 from gateway.protocol.status import parse_status
 from gateway.protocol.tos import (
+    MHOP_HEADER_LEN,
     TINYDB_PAYLOAD_LEN,
+    TOS_HEADER_LEN,
     AmType,
     parse_mhop,
     parse_tos_packet,
@@ -84,6 +86,8 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
+_MHOP_AMS = (AmType.QUERY_RESULT, AmType.DIRECTED_DATA, AmType.MULTIHOP_ROUTE)
+
 _TWO_BYTE_FIELDS = (WireType.UINTTWO,) * 32
 
 _SIMPLE_BODIES = {
@@ -120,11 +124,13 @@ def decode_packet(
             mhop, rest = parse_mhop(payload)
             return DecodedPacket(am, header, parse_route_packet(rest), mhop)
     except DecodeError as exc:
+        # Report offsets relative to the packet, past the TOS (and multihop) header.
+        base = TOS_HEADER_LEN + (MHOP_HEADER_LEN if am in _MHOP_AMS else 0)
         raise DecodeError(
             f"{_am_label(am)} packet: {exc.kind}",
             exc.reason,
             field=exc.field,
-            offset=exc.offset,
+            offset=None if exc.offset is None else base + exc.offset,
         ) from exc
     return DecodedPacket(am, header, {"raw": payload})
 
