@@ -217,7 +217,7 @@ void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us)
     }
     if (t->phase != MEDIUM_BACKOFF)
         return;
-    if (m->rx[node].hear_until <= now_us) {
+    if (m->lossless || m->rx[node].hear_until <= now_us) {
         start_tx(m, node, now_us);
         return;
     }

@@ -18,8 +18,10 @@
  *     probability (times a global decay factor). A unicast is acknowledged if
  *     its addressee received it and the ack makes it back over the reverse
  *     link. Broadcasts are never acknowledged (as the CC1000 stack does).
- *   - Lossless mode (tests): every listening neighbour receives every packet;
- *     no collisions, no loss, unicasts always acknowledged.
+ *   - Lossless mode (tests): an ideal channel of unlimited capacity. Every
+ *     listening neighbour receives every packet, nothing collides, nothing is
+ *     lost, unicasts are always acknowledged, and senders skip carrier sense
+ *     (after the initial backoff) since overlapping is harmless.
  * The medium owns one radio timer slot per node in the network's event queue
  * and reports outcomes through typed callbacks; it knows nothing of motes.
  */

@@ -1,0 +1,34 @@
+"""bench/emulator.py --quick runs and writes every key the full run reports (not a timing test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KEYS = {
+    "node_epochs_per_s_max_1000",
+    "node_epochs_per_s_select_1000",
+    "wall_s_max_10000x3600",
+    "peak_rss_bytes_max_10000",
+    "machine",
+}
+
+
+def test_bench_quick_writes_all_keys(tmp_path: Path) -> None:
+    out = tmp_path / "emulator.json"
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "emulator.py"), "--quick", "--out", str(out)],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=240,
+    )
+    result = json.loads(out.read_text())
+    assert KEYS <= result.keys()
+    assert result["quick"] is True
+    assert result["peak_rss_bytes_max_10000"] > 0
+    assert result["runs"]["max_1000"]["root_uart_bytes"] > 0  # the query really ran
+    assert result["machine"]["cpu_count"] >= 1
