@@ -1,0 +1,108 @@
+/* QueryResult encoding (wire-format §7), golden bytes written by hand from the spec tables. */
+#include <string.h>
+
+#include "check.h"
+#include "query/catalog.h"
+#include "result/result.h"
+
+static void test_tuple_golden(void)
+{
+    /* qid 5, epoch 0x0102, fields: nodeid (u16), bogus (NULL), depth (u8), light (u16) */
+    static const uint8_t want[42] = {
+        0x05, 0x00, 0x02, 0x01, 0x02,       /* qid, result_idx, epoch, qrType 2 */
+        0x00, 0x44, 0x33, 0x22, 0x11,       /* timeSyncData: high byte 0, low32 LE */
+        0x00, 0x00, 0x00, 0x00,             /* clockCount, lastDiff */
+        0x05, 0x04, 0x0D, 0x00, 0x00, 0x00, /* tuple qid, numFields, notNull = 0b1101 */
+        0x07, 0x00,                         /* nodeid 7 */
+        0x03,                               /* depth 3 */
+        0xFF, 0x03,                         /* light 1023 */
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    query q;
+    int32_t values[QUERY_MAX_FIELDS] = {7, 0, 3, 1023};
+    uint8_t out[42];
+    memset(&q, 0, sizeof q);
+    q.qid = 5;
+    q.num_fields = 4;
+    q.fields[0] = ATTR_NODEID;
+    q.fields[1] = CATALOG_NULL_ATTR;
+    q.fields[2] = ATTR_DEPTH;
+    q.fields[3] = ATTR_LIGHT;
+    q.tuple_bytes = 5;
+    CHECK_EQ(qr_encode_tuple(out, &q, 0x0102, 0x11223344u, values), 42);
+    CHECK_BYTES(out, want, 42);
+    CHECK_EQ(qr_tuple_key(out, &q), 1023); /* first sensor field */
+}
+
+static void test_tuple_uint32_field(void)
+{
+    query q;
+    int32_t values[QUERY_MAX_FIELDS] = {(int32_t)0xA1B2C3D4u};
+    uint8_t out[42];
+    static const uint8_t want_values[4] = {0xD4, 0xC3, 0xB2, 0xA1};
+    memset(&q, 0, sizeof q);
+    q.qid = 1;
+    q.num_fields = 1;
+    q.fields[0] = ATTR_TIMELO;
+    q.tuple_bytes = 4;
+    CHECK_EQ(qr_encode_tuple(out, &q, 1, 0, values), 42);
+    CHECK_EQ(out[16], 0x01);
+    CHECK_BYTES(out + 20, want_values, 4);
+    q.tuple_bytes = 23;
+    CHECK_EQ(qr_encode_tuple(out, &q, 1, 0, values), 0);
+}
+
+static void test_record_golden(void)
+{
+    static const uint8_t state[4] = {0x2C, 0x01, 0x09, 0x00}; /* MAX 300 held by node 9 */
+    static const uint8_t want[42] = {
+        0x02, 0x01, 0x0A, 0x00, 0x03, 0x00, 0x10, 0x00, 0x00, 0x00, 0, 0, 0, 0,
+        0xFE, 0xFF, /* group -2 */
+        0x01,       /* exprIdx */
+        0x2C, 0x01, 0x09, 0x00,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    uint8_t out[42];
+    qr_view v;
+    CHECK_EQ(qr_encode_record(out, 2, 1, 10, 16, -2, 1, state, 4), 42);
+    CHECK_BYTES(out, want, 42);
+    CHECK_EQ(qr_encode_record(out, 2, 1, 10, 16, -2, 1, state, 26), 0);
+    CHECK_EQ(qr_decode(&v, want, 42), 1);
+    CHECK_EQ(v.qid, 2);
+    CHECK_EQ(v.type, QR_AGG_RECORD);
+    CHECK_EQ(v.epoch, 10);
+    CHECK_EQ(v.time_ms, 16);
+    CHECK_EQ(v.group, -2);
+    CHECK_EQ(v.expr, 1);
+    CHECK_BYTES(v.state, state, 4);
+    CHECK_EQ(qr_decode(&v, want, 41), 0);
+}
+
+static void test_tuple_average(void)
+{
+    query q;
+    int32_t a_vals[QUERY_MAX_FIELDS] = {3, 100}, b_vals[QUERY_MAX_FIELDS] = {3, 200};
+    uint8_t a[42], b[42], rec[42];
+    static const uint8_t st4[4] = {1, 0, 0, 0};
+    memset(&q, 0, sizeof q);
+    q.qid = 1;
+    q.num_fields = 2;
+    q.fields[0] = ATTR_NODEID;
+    q.fields[1] = ATTR_LIGHT;
+    q.tuple_bytes = 4;
+    qr_encode_tuple(a, &q, 1, 0, a_vals);
+    qr_encode_tuple(b, &q, 2, 0, b_vals);
+    CHECK_EQ(qr_tuple_average(a, 3, b, 1, &q), 1);
+    CHECK_EQ(a[22] | a[23] << 8, 125); /* (100*3 + 200*1) / 4 */
+    CHECK_EQ(a[20] | a[21] << 8, 3);
+    qr_encode_record(rec, 1, 0, 1, 0, 0, 0, st4, 4);
+    CHECK_EQ(qr_tuple_average(a, 1, rec, 1, &q), 0);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    test_tuple_golden();
+    test_tuple_uint32_field();
+    test_record_golden();
+    test_tuple_average();
+    return check_report(argv[0]);
+}
