@@ -27,7 +27,7 @@ def test_bench_quick_writes_all_keys(tmp_path: Path) -> None:
         timeout=240,
     )
     result = json.loads(out.read_text())
-    assert KEYS <= result.keys()
+    assert result.keys() >= KEYS
     assert result["quick"] is True
     assert result["peak_rss_bytes_max_10000"] > 0
     assert result["runs"]["max_1000"]["root_uart_bytes"] > 0  # the query really ran
