@@ -14,6 +14,7 @@ import contextlib
 import os
 import select
 import threading
+import time
 import tty
 from collections.abc import Callable
 from pathlib import Path
@@ -91,6 +92,15 @@ class ScriptedMote:
         with self._lock:
             return [p for p in self.received if p[2] == am_type]
 
+    def wait_for(self, am_type: int, count: int, timeout: float = 10.0) -> list[bytes]:
+        """The first ``count`` packets of ``am_type``, waiting for them to arrive."""
+        deadline = time.monotonic() + timeout
+        while len(packets := self.packets(am_type)) < count:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"got {len(packets)} of {count} AM {am_type} packets")
+            time.sleep(0.01)
+        return packets[:count]
+
     def _write(self, data: bytes) -> None:
         with self._lock:
             fd = self._master
@@ -113,8 +123,8 @@ class ScriptedMote:
                         continue
                     with self._lock:
                         self.received.append(frame.payload)
+                        self.acked_tokens.append(frame.token)
                     self._write(frame_ack(frame.token))
-                    self.acked_tokens.append(frame.token)
                 elif frame.protocol == Protocol.PACKET_NO_ACK:
                     with self._lock:
                         self.received.append(frame.payload)

@@ -1,0 +1,153 @@
+"""Sinks: JSON lines, CSV, the durable result log and the live table."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from gateway.assembly import AggregateResult, RegisteredQuery, ResultAssembler, Row, TupleResult
+from gateway.resultlog import ResultLog
+from gateway.sinks import CsvSink, JsonLinesSink, LiveTableSink, ResultLogSink
+from gateway.plan import compile_query
+
+START = 1_700_000_000.0
+
+
+def tuple_rows() -> tuple[RegisteredQuery, list[Row]]:
+    sql = "SELECT nodeid, light * 2 FROM sensors EPOCH DURATION 1000"
+    query = RegisteredQuery(4, compile_query(sql), START, sql)
+    asm = ResultAssembler()
+    asm.register(query)
+    rows = asm.add(TupleResult(4, 1, 3, {"nodeid": 3, "light": 21}), START + 1.5)
+    rows += asm.add(TupleResult(4, 1, 5, {"nodeid": 5, "light": None}), START + 1.6)
+    return query, rows
+
+
+def aggregate_rows() -> tuple[RegisteredQuery, list[Row]]:
+    sql = "SELECT MAX(light), AVG(temp) FROM sensors GROUP BY nodeid EPOCH DURATION 2000"
+    query = RegisteredQuery(6, compile_query(sql), START, sql)
+    asm = ResultAssembler()
+    asm.register(query)
+    asm.add(AggregateResult(6, 2, 0, 1, 0, bytes.fromhex("2c010300")), START + 4.2)
+    asm.add(AggregateResult(6, 2, 0, 1, 1, bytes.fromhex("0a000400")), START + 4.3)
+    return query, asm.flush()
+
+
+def test_result_log_gets_the_query_record_then_readings(tmp_path: Path) -> None:
+    query, rows = tuple_rows()
+    sink = ResultLogSink(ResultLog(tmp_path / "log"))
+    sink.start(query)
+    sink.write(rows)
+    sink.close()
+    records = [r for _, r in ResultLog(tmp_path / "log").read()]
+    assert records[0] == {
+        "kind": "query",
+        "query_id": 4,
+        "sql": query.sql,
+        "epoch_ms": 1000,
+        "fields": [{"name": "nodeid", "type": 4}, {"name": "light", "type": 4}],
+        "aggregates": [],
+        "group_by": None,
+        "start_time": START,
+    }
+    assert records[1:] == [
+        {
+            "kind": "reading",
+            "query_id": 4,
+            "epoch": 1,
+            "node_id": 3,
+            "epoch_time": START + 1.0,
+            "receive_time": START + 1.5,
+            "values": {"nodeid": 3, "light": 21},
+        },
+        {
+            "kind": "reading",
+            "query_id": 4,
+            "epoch": 1,
+            "node_id": 5,
+            "epoch_time": START + 1.0,
+            "receive_time": START + 1.6,
+            "values": {"nodeid": 5, "light": None},
+        },
+    ]
+
+
+def test_result_log_gets_one_record_per_aggregate(tmp_path: Path) -> None:
+    query, rows = aggregate_rows()
+    sink = ResultLogSink(ResultLog(tmp_path / "log"))
+    sink.start(query)
+    sink.write(rows)
+    sink.close()
+    records = [r for _, r in ResultLog(tmp_path / "log").read()]
+    assert records[0]["group_by"] == "nodeid"
+    assert records[0]["aggregates"] == [
+        {"name": "MAX", "attribute": "light", "expr_idx": 0},
+        {"name": "AVG", "attribute": "temp", "expr_idx": 1},
+    ]
+    common = {"kind": "aggregate", "query_id": 6, "epoch": 2, "group": 1}
+    times = {"epoch_time": START + 4.0, "receive_time": START + 4.3}
+    assert records[1:] == [
+        {**common, "aggregate": "MAX", "attribute": "light", "value": 300,
+         "partial": "2c010300", **times},
+        {**common, "aggregate": "AVG", "attribute": "temp", "value": 2.5,
+         "partial": "0a000400", **times},
+    ]  # fmt: skip
+
+
+def test_json_lines_carry_the_projected_columns(tmp_path: Path) -> None:
+    query, rows = tuple_rows()
+    out = tmp_path / "r.jsonl"
+    sink = JsonLinesSink(out)
+    sink.start(query)
+    sink.write(rows)
+    sink.close()
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(line["node_id"], line["columns"]) for line in lines] == [
+        (3, {"nodeid": 3, "light * 2": 42}),
+        (5, {"nodeid": 5, "light * 2": None}),
+    ]
+    assert lines[0]["values"] == {"nodeid": 3, "light": 21}
+
+
+def test_csv_has_a_header_and_one_line_per_row(tmp_path: Path) -> None:
+    query, rows = aggregate_rows()
+    out = tmp_path / "r.csv"
+    sink = CsvSink(out)
+    sink.start(query)
+    sink.write(rows)
+    sink.close()
+    table = list(csv.reader(out.open()))
+    assert table[0] == [
+        "query_id", "epoch", "group", "epoch_time", "receive_time", "MAX(light)", "AVG(temp)",
+    ]  # fmt: skip
+    assert table[1] == ["6", "2", "1", str(START + 4.0), str(START + 4.3), "300", "2.5"]
+
+
+def test_csv_writes_null_as_empty(tmp_path: Path) -> None:
+    query, rows = tuple_rows()
+    out = tmp_path / "r.csv"
+    sink = CsvSink(out)
+    sink.start(query)
+    sink.write(rows)
+    sink.close()
+    table = list(csv.reader(out.open()))
+    assert table[0][2] == "node_id"
+    assert table[2][-2:] == ["5", ""]
+
+
+def test_live_table_shows_the_rows() -> None:
+    query, rows = aggregate_rows()
+    buffer = io.StringIO()
+    sink = LiveTableSink(Console(file=buffer, width=120), stats=lambda: ResultAssembler().stats)
+    sink.start(query)
+    sink.write(rows)
+    sink.close()
+    text = buffer.getvalue()
+    assert "MAX(light)" in text
+    assert "AVG(temp)" in text
+    assert "2.500" in text
+    assert "300" in text
