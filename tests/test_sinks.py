@@ -10,9 +10,9 @@ from pathlib import Path
 from rich.console import Console
 
 from gateway.assembly import AggregateResult, RegisteredQuery, ResultAssembler, Row, TupleResult
+from gateway.plan import compile_query
 from gateway.resultlog import ResultLog
 from gateway.sinks import CsvSink, JsonLinesSink, LiveTableSink, ResultLogSink
-from gateway.plan import compile_query
 
 START = 1_700_000_000.0
 
