@@ -114,14 +114,10 @@ static uint8_t running_slot(const mote_state *st, uint8_t qid)
 static void forward_query(mote_state *st, const uint8_t *msg)
 {
     uint8_t buf[TOS_DATA_LENGTH];
-    uint32_t now = mote_now(st);
     uint8_t i;
     for (i = 0; i < TOS_DATA_LENGTH; i++)
         buf[i] = i < QMSG_LEN ? msg[i] : 0;
-    le16_put(buf + QMSG_FWD_NODE, st->id);
-    buf[QMSG_TIME] = 0;
-    le16_put(buf + QMSG_TIME + 1, (uint16_t)(now & 0xFFFFu));
-    le16_put(buf + QMSG_TIME + 3, (uint16_t)(now >> 16));
+    le16_put(buf + QMSG_FWD_NODE, st->id); /* the time stamp is written on the air */
     tx_control(st, TOS_BCAST_ADDR, AM_QUERY, buf, TOS_DATA_LENGTH);
 }
 

@@ -2,6 +2,7 @@
 
 #include "../net/le16.h"
 #include "../net/serial.h"
+#include "../query/assembly.h"
 #include "../result/result.h"
 
 static void pack_tos(uint8_t *out, uint16_t addr, uint8_t am, uint8_t len)
@@ -51,13 +52,18 @@ void tx_uart(mote_state *st, uint8_t am, const uint8_t *data, uint8_t len)
     uart_send_packet(st, pkt, (uint8_t)(TOS_HEADER_LEN + len));
 }
 
-/* Stamp the sender's logical time into a QueryResult's timeSyncData (§7.1). */
-static void stamp_time(const mote_state *st, uint8_t *qr)
+/*
+ * Stamp the sender's logical time into a 5-byte timeSyncData field (§5.1, §7.1):
+ * low byte of time.high32 (always 0 for a 32-bit clock), then time.low32. Done
+ * when the packet goes on the air, not when it is queued, as TinyDB does at the
+ * start symbol: receivers adopt it verbatim.
+ */
+static void stamp_time(const mote_state *st, uint8_t *field)
 {
     uint32_t now = mote_now(st);
-    qr[QR_OFF_TIME] = 0;
-    le16_put(qr + QR_OFF_TIME + 1, (uint16_t)(now & 0xFFFFu));
-    le16_put(qr + QR_OFF_TIME + 3, (uint16_t)(now >> 16));
+    field[0] = 0;
+    le16_put(field + 1, (uint16_t)(now & 0xFFFFu));
+    le16_put(field + 3, (uint16_t)(now >> 16));
 }
 
 /* TOS header + multihop header + payload for a result from `origin`. */
@@ -73,7 +79,7 @@ static uint8_t build_result_packet(mote_state *st, uint8_t *pkt, const uint8_t *
     mhop_header_pack(&mh, pkt + TOS_HEADER_LEN);
     for (i = 0; i < len; i++)
         pkt[TOS_HEADER_LEN + MHOP_HEADER_LEN + i] = payload[i];
-    stamp_time(st, pkt + TOS_HEADER_LEN + MHOP_HEADER_LEN);
+    stamp_time(st, pkt + TOS_HEADER_LEN + MHOP_HEADER_LEN + QR_OFF_TIME);
     return (uint8_t)(TOS_HEADER_LEN + MHOP_HEADER_LEN + len);
 }
 
@@ -133,6 +139,8 @@ void tx_pump(mote_state *st)
         return;
     if (st->ctl_count) {
         ctl_packet *p = &st->ctlq[st->ctl_head];
+        if (p->bytes[2] == AM_QUERY)
+            stamp_time(st, p->bytes + TOS_HEADER_LEN + QMSG_TIME);
         if (radio_send(st, p->bytes, p->len)) {
             st->ctl_head = (uint8_t)((st->ctl_head + 1u) % CTLQ_LEN);
             st->ctl_count--;

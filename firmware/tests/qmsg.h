@@ -10,14 +10,14 @@
 
 #define T_QMSG_LEN 40
 
-static void t_put16(uint8_t *p, int v)
+static inline void t_put16(uint8_t *p, int v)
 {
     p[0] = (uint8_t)(v & 0xFF);
     p[1] = (uint8_t)((v >> 8) & 0xFF);
 }
 
 /* Common header: qid, fwdNode 0x007E, ADD, counts, fromBuffer 0xFF, flags, epoch units. */
-static void t_header(uint8_t *m, int qid, int nf, int ne, int flags, int epoch, int part, int idx)
+static inline void t_header(uint8_t *m, int qid, int nf, int ne, int flags, int epoch, int part, int idx)
 {
     memset(m, 0, T_QMSG_LEN);
     m[0] = (uint8_t)qid;
@@ -32,7 +32,7 @@ static void t_header(uint8_t *m, int qid, int nf, int ne, int flags, int epoch, 
     m[11] = (uint8_t)idx;
 }
 
-static void t_field(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, const char *name)
+static inline void t_field(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, const char *name)
 {
     t_header(m, qid, nf, ne, 0, epoch, 0, idx);
     strncpy((char *)m + 19, name, 8);
@@ -40,7 +40,7 @@ static void t_field(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, con
 }
 
 /* Numeric selection: field op value, with fieldOp/fieldConst. */
-static void t_sel(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, int field, int op,
+static inline void t_sel(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, int field, int op,
                   int value, int fop, int fconst)
 {
     t_header(m, qid, nf, ne, 0, epoch, 1, idx);
@@ -52,7 +52,7 @@ static void t_sel(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, int f
     t_put16(m + 36, fconst);
 }
 
-static void t_strsel(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, int field, int op,
+static inline void t_strsel(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, int field, int op,
                      const char *s)
 {
     t_header(m, qid, nf, ne, 0, epoch, 1, idx);
@@ -63,7 +63,7 @@ static void t_strsel(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, in
 }
 
 /* Aggregate: opType 1 (or 2 if temporal args given), field, grouping (-1 none). */
-static void t_agg(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, int agg, int field,
+static inline void t_agg(uint8_t *m, int qid, int nf, int ne, int epoch, int idx, int agg, int field,
                   int group_field, int gop, int gconst, int arg0, int arg1, int fop, int fconst)
 {
     t_header(m, qid, nf, ne, 0, epoch, 1, idx);

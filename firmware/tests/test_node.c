@@ -1,0 +1,244 @@
+/* Whole nodes in a tiny network: queries in over the root's UART, results out of it. */
+#include <stdio.h>
+
+#include "check.h"
+#include "netsim.h"
+#include "ops/agg.h"
+#include "qmsg.h"
+#include "result/result.h"
+
+static sim s;
+
+#define QR(p) ((p) + TOS_HEADER_LEN + MHOP_HEADER_LEN)
+
+static void send_query(const uint8_t *m) { sim_uart_to_root(&s, m, T_QMSG_LEN, AM_QUERY); }
+
+/* MAX(light) or another plain aggregate over field 0 = light. */
+static void agg_query(int qid, int op, int epoch_units)
+{
+    uint8_t f[40], e[40];
+    t_field(f, qid, 1, 1, epoch_units, 0, "light");
+    t_agg(e, qid, 1, 1, epoch_units, 0, op, 0, 0xFFFF, 0, 0, 0, 0, 0, 0);
+    send_query(f);
+    send_query(e);
+}
+
+/* Index of the n-th UART AM 240 packet of query qid and type, from `from`; -1 if none. */
+static int find_out(int from, int qid, int type)
+{
+    int i;
+    for (i = from; i < s.n_out; i++)
+        if (s.out[i][2] == AM_DATA && QR(s.out[i])[0] == qid && QR(s.out[i])[4] == type)
+            return i;
+    return -1;
+}
+
+/* Run until every node runs query qid (a query climbs down one hop per epoch). */
+static void wait_installed(int qid)
+{
+    int i, all = 0;
+    while (!all && s.now < 200000) {
+        sim_run(&s, s.now + 100);
+        for (all = 1, i = 0; i < s.n; i++)
+            all = all && mote_query_status(&s.node[i].st, (uint8_t)qid) == QUERY_RUNNING;
+    }
+    CHECK(all);
+}
+
+/* First UART record of query qid for epoch `epoch` at or after index `from`. */
+static int find_epoch(int from, int qid, int epoch)
+{
+    int i;
+    for (i = find_out(from, qid, 3); i >= 0; i = find_out(i + 1, qid, 3))
+        if ((QR(s.out[i])[2] | QR(s.out[i])[3] << 8) == epoch)
+            return i;
+    return -1;
+}
+
+static void chain(void)
+{
+    sim_init(&s, 3);
+    sim_link(&s, 0, 1);
+    sim_link(&s, 1, 2);
+    s.node[0].sensor[ATTR_LIGHT] = 10;
+    s.node[1].sensor[ATTR_LIGHT] = 50;
+    s.node[2].sensor[ATTR_LIGHT] = 90;
+    sim_run(&s, 20000);
+}
+
+static void test_size(void)
+{
+    printf("sizeof(mote_state) = %u bytes (budget %u)\n", (unsigned)mote_state_size(),
+           (unsigned)MOTE_STATE_MAX);
+    CHECK(mote_state_size() <= MOTE_STATE_MAX);
+}
+
+static void test_tree_and_max_same_epoch(void)
+{
+    int i, k, prev_epoch = 0;
+    mote_stats st1;
+    chain();
+    CHECK_EQ(mote_parent(&s.node[1].st), 0);
+    CHECK_EQ(mote_parent(&s.node[2].st), 1);
+    CHECK_EQ(mote_depth(&s.node[2].st), 2);
+    agg_query(1, AGG_MAX, 100); /* 1000-ms epochs */
+    wait_installed(1);
+    sim_run(&s, (s.now / 1000 + 1) * 1000); /* node 2 samples from this epoch on */
+    i = s.n_out;
+    sim_run(&s, s.now + 4000);
+    i = find_out(i, 1, 3);
+    prev_epoch = i >= 0 ? (QR(s.out[i])[2] | QR(s.out[i])[3] << 8) - 1 : 0;
+    CHECK(i >= 0);
+    for (k = 0; i >= 0; i = find_out(i + 1, 1, 3), k++) {
+        const uint8_t *qr = QR(s.out[i]);
+        CHECK_EQ(s.out[i][0] | s.out[i][1] << 8, TOS_UART_ADDR);
+        CHECK_EQ(qr[QR_DATA + 3] | qr[QR_DATA + 4] << 8, 90); /* MAX over all three */
+        CHECK_EQ(qr[QR_DATA + 5] | qr[QR_DATA + 6] << 8, 2);  /* held by node 2 */
+        CHECK((qr[2] | qr[3] << 8) == prev_epoch + 1);        /* one record per epoch */
+        prev_epoch = qr[2] | qr[3] << 8;
+    }
+    CHECK(k >= 3);
+    /* Same-epoch delivery: a change sampled at the start of epoch e shows in the root's
+     * record for epoch e (two hops away), not one epoch later as in TinyDB 1.x. */
+    sim_run(&s, s.now + 500);
+    s.node[2].sensor[ATTR_LIGHT] = 400;
+    k = s.n_out;
+    prev_epoch = mote_query_epoch(&s.node[0].st, 1);
+    sim_run(&s, (s.now / 1000 + 2) * 1000);
+    i = find_epoch(k, 1, prev_epoch);
+    CHECK(i >= 0);
+    if (i >= 0) /* sampled before the change */
+        CHECK_EQ(QR(s.out[i])[QR_DATA + 3] | QR(s.out[i])[QR_DATA + 4] << 8, 90);
+    i = find_epoch(k, 1, prev_epoch + 1);
+    CHECK(i >= 0);
+    if (i >= 0) /* sampled after it, delivered by the root in the same epoch */
+        CHECK_EQ(QR(s.out[i])[QR_DATA + 3] | QR(s.out[i])[QR_DATA + 4] << 8, 400);
+    /* node 2 sleeps between its intervals */
+    sim_run(&s, (s.now / 1000 + 1) * 1000 + 300);
+    CHECK_EQ(s.node[2].power, 0);
+    CHECK(s.node[2].power_changes > 6);
+    CHECK_EQ(s.node[0].power, 1); /* the root never sleeps */
+    mote_get_stats(&s.node[1].st, &st1);
+    CHECK(st1.records_merged >= 4);
+    CHECK_EQ(st1.results_forwarded, 0); /* merged, not forwarded */
+    CHECK(st1.samples[ATTR_LIGHT] >= 4);
+}
+
+static void test_tuples_and_lazy_sampling(void)
+{
+    uint8_t f0[40], f1[40], e0[40];
+    int i, from1 = 0, from2 = 0;
+    mote_stats st1, st2;
+    chain();
+    /* SELECT light, nodeid WHERE nodeid > 1: node 1 fails the selection before light */
+    t_field(f0, 4, 2, 1, 100, 0, "light");
+    t_field(f1, 4, 2, 1, 100, 1, "nodeid");
+    t_sel(e0, 4, 2, 1, 100, 0, 1, 2, 1, 0, 0);
+    send_query(e0);
+    send_query(f1);
+    send_query(f0);
+    sim_run(&s, s.now + 5000);
+    for (i = find_out(0, 4, 2); i >= 0; i = find_out(i + 1, 4, 2)) {
+        const uint8_t *qr = QR(s.out[i]);
+        int origin = s.out[i][5 + 2] | s.out[i][5 + 3] << 8;
+        static const uint8_t tuple2[10] = {4, 2, 3, 0, 0, 0, 90, 0, 2, 0};
+        if (origin == 2) {
+            from2++;
+            CHECK_BYTES(qr + QR_DATA, tuple2, 10);
+        } else {
+            from1++;
+        }
+    }
+    CHECK(from2 >= 3);
+    CHECK_EQ(from1, 0);
+    mote_get_stats(&s.node[1].st, &st1);
+    mote_get_stats(&s.node[2].st, &st2);
+    CHECK_EQ(st1.samples[ATTR_LIGHT], 0); /* spared by the failed selection */
+    CHECK(st1.samples[ATTR_NODEID] >= 3);
+    CHECK(st2.samples[ATTR_LIGHT] >= 3);
+    CHECK(st1.results_forwarded >= 3);
+    /* NO INTERLEAVE: every field sampled at epoch start */
+    {
+        uint8_t cmd[20] = {0xFF, 0xFF, 1, 0, 0, 0, 'n', 'o', 'i', 'n', 't', 'e', 'r', 'l', 'e', 'a', 'v', 'e', 0, 1};
+        sim_uart_to_root(&s, cmd, 20, AM_COMMAND);
+        sim_run(&s, s.now + 3000);
+        mote_get_stats(&s.node[1].st, &st1);
+        CHECK(st1.samples[ATTR_LIGHT] >= 1);
+        CHECK(st1.commands_executed >= 1);
+    }
+}
+
+static void test_snooping_siblings(void)
+{
+    mote_stats a, b;
+    int i, seen = 0;
+    sim_init(&s, 3);
+    sim_link(&s, 0, 1);
+    sim_link(&s, 0, 2);
+    sim_link(&s, 1, 2);
+    s.node[0].sensor[ATTR_LIGHT] = 10;
+    s.node[1].sensor[ATTR_LIGHT] = 50;
+    s.node[2].sensor[ATTR_LIGHT] = 90;
+    sim_run(&s, 20000);
+    CHECK_EQ(mote_parent(&s.node[1].st), 0);
+    CHECK_EQ(mote_parent(&s.node[2].st), 0);
+    agg_query(2, AGG_MAX, 100);
+    wait_installed(2);
+    sim_run(&s, (s.now / 1000 + 1) * 1000);
+    i = s.n_out;
+    sim_run(&s, s.now + 20000);
+    mote_get_stats(&s.node[1].st, &a);
+    mote_get_stats(&s.node[2].st, &b);
+    CHECK(a.records_suppressed >= 1); /* node 1's 50 is dominated by its sibling's 90 */
+    CHECK_EQ(b.records_suppressed, 0);
+    for (i = find_out(i, 2, 3); i >= 0; i = find_out(i + 1, 2, 3), seen++)
+        CHECK_EQ(QR(s.out[i])[QR_DATA + 3] | QR(s.out[i])[QR_DATA + 4] << 8, 90);
+    CHECK(seen >= 15);
+}
+
+static void test_commands_status_and_delete(void)
+{
+    uint8_t unknown[12] = {0xFF, 0xFF, 2, 0, 0, 0, 'b', 'o', 'g', 'u', 's', 0};
+    uint8_t qlen[11] = {0xFF, 0xFF, 3, 0, 0, 0, 'q', 'l', 'e', 'n', 0};
+    uint8_t status[10] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    uint8_t del[40];
+    mote_stats st2;
+    int i, k;
+    chain();
+    agg_query(3, AGG_SUM, 100);
+    sim_run(&s, s.now + 3000);
+    sim_uart_to_root(&s, unknown, 12, AM_COMMAND);
+    sim_uart_to_root(&s, unknown, 12, AM_COMMAND); /* same seqNo: not new, not rebroadcast */
+    qlen[10] = 0;
+    sim_uart_to_root(&s, qlen, 11, AM_COMMAND); /* qlen 0 is a bad parameter */
+    sim_run(&s, s.now + 3000);
+    mote_get_stats(&s.node[2].st, &st2);
+    CHECK_EQ(st2.commands_unknown, 2);
+    k = s.n_out;
+    sim_uart_to_root(&s, status, 10, AM_STATUS);
+    CHECK_EQ(s.n_out, k + 1);
+    CHECK_EQ(s.out[k][2], AM_STATUS);
+    CHECK_EQ(s.out[k][4], 49);
+    CHECK_EQ(s.out[k][5], 0);  /* fromBase 0 */
+    CHECK_EQ(s.out[k][6], 1);  /* one query */
+    CHECK_EQ(s.out[k][7], 3);  /* qid 3 */
+    t_header(del, 3, 0, 0, 0, 0, 0, 0);
+    del[3] = 1;
+    del[19] = 3;
+    send_query(del);
+    CHECK_EQ(mote_query_status(&s.node[0].st, 3), QUERY_DRAINING);
+    sim_run(&s, s.now + 6000);
+    for (i = 0; i < 3; i++)
+        CHECK_EQ(mote_query_status(&s.node[i].st, 3), 0);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    test_size();
+    test_tree_and_max_same_epoch();
+    test_tuples_and_lazy_sampling();
+    test_snooping_siblings();
+    test_commands_status_and_delete();
+    return check_report(argv[0]);
+}
