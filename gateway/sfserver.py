@@ -77,5 +77,5 @@ class SerialForwarder:
                 self._closed.set()
                 return
             for packet in packets:
-                self._server.broadcast(packet)
                 self.packets_to_clients += 1
+                self._server.broadcast(packet)

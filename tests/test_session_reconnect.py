@@ -1,0 +1,130 @@
+"""A dropped link is reported and reopened; rows decoded before the drop are kept."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from scripted_mote import ScriptedMote, TinyDBRoot, aggregate_packet, tuple_packet
+
+from gateway.assembly import Row
+from gateway.plan import compile_query
+from gateway.session import QuerySession, SessionConfig
+from gateway.sfserver import SerialForwarder
+from gateway.transport import ReconnectingEndpoint, open_link
+
+FAST = SessionConfig(status_wait_s=0.2, stop_gap_s=0.01)
+SELECT = "SELECT nodeid, light FROM sensors EPOCH DURATION 1024"
+
+
+class LinkEvents:
+    def __init__(self) -> None:
+        self.drops: list[BaseException] = []
+        self.reconnected = threading.Event()
+
+    def endpoint(self, url: str) -> ReconnectingEndpoint:
+        return ReconnectingEndpoint(
+            lambda: open_link(url),
+            on_drop=self.drops.append,
+            on_reconnect=self.reconnected.set,
+            min_backoff=0.05,
+            max_backoff=0.2,
+        )
+
+
+def poll_for(session: QuerySession, seconds: float) -> list[Row]:
+    rows: list[Row] = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        rows += session.poll(0.05)
+    return rows
+
+
+def poll_until_reconnected(session: QuerySession, events: LinkEvents) -> list[Row]:
+    rows: list[Row] = []
+    deadline = time.monotonic() + 10
+    while not events.reconnected.is_set() and time.monotonic() < deadline:
+        rows += session.poll(0.05)
+    assert events.reconnected.is_set(), "the link was not reopened"
+    return rows
+
+
+def test_unplugged_pty_is_reopened_and_results_continue(tmp_path: Path) -> None:
+    mote = ScriptedMote(tmp_path, TinyDBRoot())
+    events = LinkEvents()
+    session = QuerySession(events.endpoint(str(mote.path)), config=FAST)
+    try:
+        qid = session.start_query(compile_query(SELECT), SELECT).query_id
+        for epoch in (1, 2):
+            mote.send(tuple_packet(qid, epoch, 3, [3, epoch], [4, 4]))
+        rows = poll_for(session, 0.5)
+
+        mote.unplug()
+        rows += poll_for(session, 0.3)  # the drop happens while polling
+        assert len(events.drops) == 1
+        mote.replug()
+        rows += poll_until_reconnected(session, events)
+
+        for epoch in (3, 4):
+            mote.send(tuple_packet(qid, epoch, 3, [3, epoch], [4, 4]))
+        rows += poll_for(session, 0.5)
+        assert [(r.epoch, r.columns["light"]) for r in rows] == [(1, 1), (2, 2), (3, 3), (4, 4)]
+        assert session.endpoint.stats.reconnects == 1  # type: ignore[attr-defined]
+    finally:
+        session.close()
+        mote.close()
+
+
+def test_open_aggregate_bucket_survives_a_drop(tmp_path: Path) -> None:
+    mote = ScriptedMote(tmp_path, TinyDBRoot())
+    events = LinkEvents()
+    session = QuerySession(events.endpoint(str(mote.path)), config=FAST)
+    try:
+        sql = "SELECT MAX(light), MIN(light) FROM sensors"
+        qid = session.start_query(compile_query(sql), sql).query_id
+        mote.send(aggregate_packet(qid, 1, 0, 0, bytes.fromhex("6400 0100")))  # MAX only
+        rows = poll_for(session, 0.3)
+        mote.unplug()
+        rows += poll_for(session, 0.2)
+        mote.replug()
+        rows += poll_until_reconnected(session, events)
+        mote.send(aggregate_packet(qid, 1, 0, 1, bytes.fromhex("0500 0200")))  # MIN of epoch 1
+        mote.send(aggregate_packet(qid, 2, 0, 0, bytes.fromhex("6500 0100")))
+        rows += poll_for(session, 0.5)
+        assert [(r.epoch, r.columns) for r in rows] == [(1, {"MAX(light)": 100, "MIN(light)": 5})]
+    finally:
+        session.close()
+        mote.close()
+
+
+def test_serial_forwarder_client_reconnects_when_the_forwarder_restarts(
+    tmp_path: Path,
+) -> None:
+    mote = ScriptedMote(tmp_path, TinyDBRoot())
+    forwarder = SerialForwarder(open_link(str(mote.path)), host="127.0.0.1", port=0).start()
+    port = forwarder.port
+    events = LinkEvents()
+    session = QuerySession(events.endpoint(f"sf://127.0.0.1:{port}"), config=FAST)
+    try:
+        qid = session.start_query(compile_query(SELECT), SELECT, qid=4).query_id
+        mote.send(tuple_packet(qid, 1, 8, [8, 11], [4, 4]))
+        rows = poll_for(session, 0.4)
+
+        forwarder.close()  # SerialForwarder gone: also releases the pty
+        rows += poll_for(session, 0.3)
+        assert len(events.drops) == 1
+        forwarder = SerialForwarder(open_link(str(mote.path)), host="127.0.0.1", port=port)
+        forwarder.start()
+        rows += poll_until_reconnected(session, events)
+        deadline = time.monotonic() + 5
+        while forwarder.client_count < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+        mote.send(tuple_packet(qid, 2, 8, [8, 12], [4, 4]))
+        rows += poll_for(session, 0.5)
+        assert [(r.epoch, r.columns["light"]) for r in rows] == [(1, 11), (2, 12)]
+    finally:
+        session.close()
+        forwarder.close()
+        mote.close()
