@@ -29,8 +29,8 @@
 #include "mote.h"
 #include "mote_stats.h"
 
-#define AGG_ARENA_BYTES 600u
-#define CTLQ_LEN 3u
+#define AGG_ARENA_BYTES 560u
+#define CTLQ_LEN 4u
 #define DRAIN_EPOCHS 2u          /* epochs a stopped query keeps merging children */
 #define TIME_SYNC_TOLERANCE_MS 16u /* smaller differences are radio latency, not skew */
 #define BEACON_PERIOD_MS 4096u
