@@ -95,6 +95,7 @@ class SessionCounters:
     failed_sends: int = 0
     undecodable: int = 0
     not_for_uart: int = 0
+    mismatched: int = 0
 
 
 def query_packet(message: bytes, group: int = DEFAULT_GROUP) -> bytes:
@@ -168,13 +169,15 @@ def result_schema(plan: ResultPlan) -> ResultSchema:
 
 
 def wire_result(body: dict[str, Any], origin: int, plan: ResultPlan) -> WireResult | None:
-    """A decoded QueryResult as the assembler's input; None for other result types."""
+    """A decoded QueryResult as the assembler's input; None for a result type the plan
+    does not produce (e.g. tuples of an older query that had the same id)."""
     d = body["d"]
-    if body["qrType"] == QrType.NOT_AGG:
+    aggregating = bool(plan.aggregates)
+    if body["qrType"] == QrType.NOT_AGG and not aggregating:
         names = [f.name for f in plan.fields]
         values = dict(zip(names, d["values"], strict=False))
         return TupleResult(body["qid"], body["epoch"], origin, values)
-    if body["qrType"] == QrType.AGG_SINGLE_FIELD:
+    if body["qrType"] == QrType.AGG_SINGLE_FIELD and aggregating:
         return AggregateResult(
             body["qid"], body["epoch"], origin, d["groupNo"], d["exprIdx"], bytes(d["state"])
         )
@@ -206,26 +209,39 @@ class QuerySession:
         self._running: dict[int, _Running] = {}
         self._schemas: dict[int, ResultSchema] = {}
         self._reported_qids: set[int] | None = None
+        self._heard_qids: set[int] | None = None
+        self._used_qids: set[int] = set()
         self._pending: list[Row] = []
 
     # -- query ids -------------------------------------------------------------------
 
     def running_query_ids(self, wait_s: float | None = None) -> set[int]:
         """Ask the root for its running queries and collect replies for ``wait_s``."""
+        return self._survey(wait_s)[0]
+
+    def allocate_query_id(self) -> int:
+        """The next id after the highest one in use, as TinyDBMain does.
+
+        In use: what the root reports, ids of results heard while waiting for its answer
+        (a query just stopped keeps delivering until the DEL has crossed the network, and
+        motes answer their last stopped id with more DELs, wire format §6.5) and every
+        id this session has used.
+        """
+        reported, heard = self._survey(None)
+        return next_query_id(reported | heard | self._used_qids)
+
+    def _survey(self, wait_s: float | None) -> tuple[set[int], set[int]]:
+        """(ids the root reports, ids of results heard) during one status request."""
         wait = self.config.status_wait_s if wait_s is None else wait_s
-        self._reported_qids = set()
+        self._reported_qids, self._heard_qids = set(), set()
         try:
             self._send(status_request(self.config.group))
             deadline = time.monotonic() + wait
             while (left := deadline - time.monotonic()) > 0:
                 self._pending.extend(self._receive(left))
-            return self._reported_qids
+            return self._reported_qids, self._heard_qids
         finally:
-            self._reported_qids = None
-
-    def allocate_query_id(self) -> int:
-        """The next id after the highest one running, as TinyDBMain does."""
-        return next_query_id(self.running_query_ids() | set(self._running))
+            self._reported_qids = self._heard_qids = None
 
     # -- sending ---------------------------------------------------------------------
 
@@ -235,6 +251,7 @@ class QuerySession:
         """Send every part of the query and start assembling its results."""
         query_id = self.allocate_query_id() if qid is None else qid
         parts = plan.encode(query_id)
+        self._used_qids.add(query_id)
         query = RegisteredQuery(query_id, plan, start_time=self._clock(), sql=sql)
         self.assembler.register(query)
         self._schemas[query_id] = result_schema(plan)
@@ -306,6 +323,8 @@ class QuerySession:
         return []
 
     def _on_result(self, body: dict[str, Any], mhop: dict[str, Any] | None) -> list[Row]:
+        if self._heard_qids is not None:
+            self._heard_qids.add(body["qid"])
         plan = self.assembler.plan_of(body["qid"])
         if plan is None:
             self.assembler.stats.unknown_query += 1
@@ -313,7 +332,7 @@ class QuerySession:
         origin = mhop["originaddr"] if mhop is not None else 0
         result = wire_result(body, origin, plan)
         if result is None:
-            self.counters.undecodable += 1
+            self.counters.mismatched += 1
             return []
         return self.assembler.add(result, self._clock())
 

@@ -192,3 +192,38 @@ def test_run_query_stops_after_the_requested_epochs(
     assert max(epochs) < 29  # stopped long before the feed ended
     dels = [p for p in query_parts(mote) if p["msgType"] == 1]
     assert len(dels) == 5 and {d["qid"] for d in dels} == {query.query_id}
+
+
+def test_ids_heard_on_the_air_and_used_before_are_not_reused(tmp_path: Path) -> None:
+    root = TinyDBRoot(running=[])
+
+    def root_still_delivering_query_5(packet: bytes) -> list[bytes]:
+        replies = root(packet)
+        if replies:  # a status reply: a stopped query 5 is still draining through the tree
+            replies.append(tuple_packet(5, 40, 2, [2, 1], LIGHT_TYPES))
+        return replies
+
+    mote = ScriptedMote(tmp_path, root_still_delivering_query_5)
+    session = QuerySession(open_link(str(mote.path)), config=FAST)
+    try:
+        assert session.running_query_ids() == set()
+        first = session.start_query(compile_query(SELECT), SELECT)
+        assert first.query_id == 6
+        session.stop_query(first.query_id)
+        assert session.start_query(compile_query(SELECT), SELECT).query_id == 7
+    finally:
+        session.close()
+        mote.close()
+
+
+def test_results_of_the_wrong_kind_are_not_rows(session: QuerySession, mote: ScriptedMote) -> None:
+    sql = "SELECT MAX(light) FROM sensors"
+    qid = session.start_query(compile_query(sql), sql).query_id
+    mote.send(tuple_packet(qid, 1, 4, [310], [4]))  # a tuple: an older query's
+    mote.send(tuple_packet(qid, 1, 4, [4, 310], LIGHT_TYPES))  # ... with more fields than ours
+    mote.send(aggregate_packet(qid, 1, 0, 0, bytes.fromhex("0900 0400")))
+    time.sleep(0.2)
+    rows = session.poll(0.2) + session.finish()
+    assert [r.columns for r in rows] == [{"MAX(light)": 9}]
+    assert session.counters.mismatched == 1
+    assert session.counters.undecodable == 1
