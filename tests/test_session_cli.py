@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,10 +17,14 @@ import pytest
 from click.testing import CliRunner
 from scripted_mote import ScriptedMote, TinyDBRoot, aggregate_packet, query_parts, tuple_packet
 
+from gateway.assembly import Row
 from gateway.cli.main import build_cli
 from gateway.cli.session_cmds import parse_duration
+from gateway.plan import compile_query
 from gateway.protocol import AmType, parse_tos_packet
 from gateway.resultlog import ResultLog
+from gateway.session import QuerySession, SessionConfig
+from gateway.transport import open_link
 
 SELECT = "SELECT nodeid, light FROM sensors EPOCH DURATION 1024"
 
@@ -135,3 +143,41 @@ def test_missing_port_is_a_clear_error(tmp_path: Path) -> None:
 )
 def test_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_sf_command_serves_the_mote_to_sessions(mote: ScriptedMote) -> None:
+    port = free_port()
+    mote_script = Path(sys.executable).with_name("mote")  # the installed console script
+    command = [str(mote_script), "sf", "--port", str(mote.path),
+               "--listen", str(port), "--host", "127.0.0.1"]  # fmt: skip
+    forwarder = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        endpoint = None
+        deadline = time.monotonic() + 20
+        while endpoint is None:
+            try:
+                endpoint = open_link(f"sf://127.0.0.1:{port}")
+            except OSError:
+                assert forwarder.poll() is None, forwarder.stderr.read() if forwarder.stderr else ""
+                assert time.monotonic() < deadline, "mote sf did not start listening"
+                time.sleep(0.1)
+        session = QuerySession(endpoint, config=SessionConfig(status_wait_s=0.3))
+        try:
+            qid = session.start_query(compile_query(SELECT), SELECT).query_id
+            assert qid == 2  # the status request went through the forwarder and back
+            mote.send(tuple_packet(qid, 1, 3, [3, 77], [4, 4]))
+            rows: list[Row] = []
+            while not rows and time.monotonic() < deadline:
+                rows = session.poll(0.1)
+            assert [r.columns for r in rows] == [{"nodeid": 3, "light": 77}]
+        finally:
+            session.close()
+    finally:
+        forwarder.send_signal(signal.SIGINT)
+        forwarder.wait(timeout=10)
