@@ -65,7 +65,13 @@ static void rearm(mote_state *st)
         next = st->retry_at;
     if ((int32_t)(next - now) < 0)
         next = now;
-    st->hal->set_alarm(st->hal->ctx, next - (uint32_t)st->clock_offset);
+    next -= (uint32_t)st->clock_offset;
+    /* Most packets change no deadline: spare the platform a timer update. */
+    if (st->alarm_armed && st->alarm_at == next)
+        return;
+    st->alarm_armed = 1;
+    st->alarm_at = next;
+    st->hal->set_alarm(st->hal->ctx, next);
 }
 
 static void send_beacon(mote_state *st)
@@ -125,12 +131,24 @@ static void on_query_msg(mote_state *st, const uint8_t *msg, uint8_t len)
 {
     uint8_t slot;
     uint16_t fwd;
-    qasm_outcome out = qtable_receive(&st->queries, msg, len, &slot);
+    qasm_outcome out;
+    if (len < QMSG_LEN) {
+        st->stats.parts_rejected++;
+        return;
+    }
+    /* Neighbours still relaying a stopped query must not revive it (TinyDB mStoppedQid);
+     * the PC may reuse the id for a new query. */
+    fwd = le16_get(msg + QMSG_FWD_NODE);
+    if (msg[QMSG_QID] == st->stopped_qid && msg[QMSG_MSG_TYPE] != QMSG_DEL) {
+        if (fwd != TOS_UART_ADDR)
+            return;
+        st->stopped_qid = QUERY_NO_QID;
+    }
+    out = qtable_receive(&st->queries, msg, len, &slot);
     if (out == QASM_REJECTED) {
         st->stats.parts_rejected++;
         return;
     }
-    fwd = le16_get(msg + QMSG_FWD_NODE);
     if ((out == QASM_STORED || out == QASM_COMPLETED) && fwd != TOS_UART_ADDR &&
         (fwd == routing_parent(&st->rt) || routing_parent(&st->rt) == ROUTING_PARENT_NONE))
         sync_time(st, (uint32_t)le16_get(msg + QMSG_TIME + 1) |
@@ -234,6 +252,7 @@ void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
     memset(st, 0, sizeof *st);
     st->hal = hal;
     st->id = id;
+    st->stopped_qid = QUERY_NO_QID;
     qtable_init(&st->queries);
     radioq_init(&st->rq, tx_winavg_merge, st);
     routing_init(&st->rt, id);
@@ -249,6 +268,7 @@ void mote_on_alarm(mote_state *st)
 {
     uint32_t now = mote_now(st);
     uint8_t i;
+    st->alarm_armed = 0; /* consumed */
     for (i = 0; i < QUERY_SLOTS; i++)
         run_advance(st, i, now);
     if (sched_due(st->next_beacon_at, now)) {

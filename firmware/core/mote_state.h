@@ -36,19 +36,22 @@
 #define BEACON_PERIOD_MS 4096u
 #define SEND_RETRY_MS 8u
 
-/* Where a query is within its epoch: the next thing to happen. */
+/*
+ * Where a query is within its epoch: the next thing to happen. Three alarms
+ * per epoch: the node wakes once (children's interval), samples right away,
+ * transmits in its own interval and sleeps after its parent's.
+ */
 enum run_phase {
-    PH_SAMPLE = 0,   /* epoch start: sample and process the local reading */
-    PH_LISTEN = 1,   /* children's interval: radio on */
-    PH_TRANSMIT = 2, /* own interval (+ jitter): emit records, open the send gate */
-    PH_OVERHEAR = 3, /* parent's interval: gate closed, radio still on */
-    PH_SLEEP = 4     /* radio off until the next epoch */
+    PH_WAKE = 0,     /* children's interval: new epoch, sample, radio on */
+    PH_TRANSMIT = 1, /* own interval (+ jitter): emit records, open the send gate */
+    PH_SLEEP = 2     /* after the parent's interval: gate closed, radio off */
 };
 
 typedef struct query_run {
     uint32_t epoch_start; /* logical ms */
     uint32_t epoch_ms;
     uint32_t next_at;     /* logical ms of `phase` */
+    uint32_t tx_until;    /* end of the node's own interval: the send gate closes */
     uint16_t epoch;       /* current epoch number, 1-based once started */
     uint16_t arena_off;   /* this query's states in the arena */
     uint16_t arena_len;
@@ -78,16 +81,19 @@ struct mote_state {
     ctl_packet ctlq[CTLQ_LEN];
     uint8_t ctl_head, ctl_count;
     uint8_t radio_busy;       /* a radio_send is in flight */
-    uint8_t gate_open;        /* queries in their transmit interval (bit per slot) */
+    uint8_t gate_open;        /* queries past their transmit start this epoch (bit per slot) */
     uint8_t listening;        /* queries in an awake interval (bit per slot) */
     uint8_t power_on;         /* last state reported through hal.power */
     uint8_t beacon_due;
     uint8_t no_interleave;
     uint8_t cmd_seen;
     uint8_t cmd_last_seq;     /* low byte of the last command seqNo */
+    uint8_t stopped_qid;      /* last query stopped: its late parts must not revive it */
     uint32_t next_beacon_at;
     uint32_t retry_at;
     uint8_t retry_pending;
+    uint8_t alarm_armed;      /* the platform holds an alarm at alarm_at (hal time) */
+    uint32_t alarm_at;
 
     routing rt;
     serial_rx srx;

@@ -5,6 +5,20 @@
 #include "schedule.h"
 #include "txpath.h"
 
+static uint32_t interval_start(const query_run *run, uint8_t k)
+{
+    return sched_interval_start(run->epoch_start, run->epoch_ms, k);
+}
+
+static uint32_t epoch_end(const query_run *run) { return run->epoch_start + run->epoch_ms; }
+
+static void schedule_wake(mote_state *st, query_run *run)
+{
+    run->slot_depth = sched_slot_depth(routing_depth(&st->rt));
+    run->phase = PH_WAKE;
+    run->next_at = interval_start(run, (uint8_t)(run->slot_depth + 1u));
+}
+
 static uint8_t group_slots_wanted(const query *q)
 {
     uint8_t e;
@@ -59,6 +73,7 @@ void run_stop(mote_state *st, uint8_t slot)
 void run_drain(mote_state *st, uint8_t slot)
 {
     st->queries.slot[slot].status = QUERY_DRAINING;
+    st->stopped_qid = st->queries.slot[slot].qid;
     st->run[slot].drain_left = DRAIN_EPOCHS;
 }
 
@@ -66,8 +81,8 @@ void run_retime(mote_state *st, uint8_t slot)
 {
     query_run *run = &st->run[slot];
     run->epoch_ms = sched_epoch_ms(st->queries.slot[slot].epoch_units);
-    run->phase = PH_SAMPLE;
-    run->next_at = sched_next_boundary(mote_now(st), run->epoch_ms);
+    run->epoch_start = sched_next_boundary(mote_now(st), run->epoch_ms);
+    schedule_wake(st, run);
     st->gate_open &= (uint8_t)~(1u << slot);
     st->listening &= (uint8_t)~(1u << slot);
 }
@@ -80,18 +95,12 @@ void run_adopt_epoch(mote_state *st, uint8_t slot, uint16_t epoch)
         run->epoch = epoch;
 }
 
-static uint32_t interval_start(const query_run *run, uint8_t k)
-{
-    return sched_interval_start(run->epoch_start, run->epoch_ms, k);
-}
-
-static uint32_t epoch_end(const query_run *run) { return run->epoch_start + run->epoch_ms; }
-
 /* Each phase does its work and schedules the next one. */
-static void phase_sample(mote_state *st, uint8_t slot)
+static void phase_wake(mote_state *st, uint8_t slot)
 {
     query *q = &st->queries.slot[slot];
     query_run *run = &st->run[slot];
+    uint32_t jitter = 0, half = sched_interval_ms(run->epoch_ms) / 2u;
     if (q->status == QUERY_DRAINING) {
         if (run->drain_left == 0) {
             run_stop(st, slot);
@@ -99,22 +108,12 @@ static void phase_sample(mote_state *st, uint8_t slot)
         }
         run->drain_left--;
     }
-    run->epoch_start = run->next_at;
     run->epoch++;
     run->emitted = 0;
-    run->slot_depth = sched_slot_depth(routing_depth(&st->rt));
     st->stats.epochs++;
+    st->listening |= (uint8_t)(1u << slot);
     if (q->status == QUERY_RUNNING)
         proc_sample(st, slot);
-    run->phase = PH_LISTEN;
-    run->next_at = interval_start(run, (uint8_t)(run->slot_depth + 1u));
-}
-
-static void phase_listen(mote_state *st, uint8_t slot)
-{
-    query_run *run = &st->run[slot];
-    uint32_t jitter = 0, half = sched_interval_ms(run->epoch_ms) / 2u;
-    st->listening |= (uint8_t)(1u << slot);
     /* Siblings share the interval: a random start spreads them and lets snooping work. */
     if (st->id != MOTE_ROOT_ID && half)
         jitter = st->hal->rand16(st->hal->ctx) % half;
@@ -126,21 +125,16 @@ static void phase_transmit(mote_state *st, uint8_t slot)
 {
     query *q = &st->queries.slot[slot];
     query_run *run = &st->run[slot];
+    uint32_t interval = sched_interval_ms(run->epoch_ms);
     st->gate_open |= (uint8_t)(1u << slot);
+    run->tx_until = epoch_end(run) - (uint32_t)run->slot_depth * interval;
     if (q->has_agg)
         proc_emit(st, slot);
     if (q->status == QUERY_RUNNING &&
         ((q->num_epochs && run->epoch >= q->num_epochs) || q->epoch_units == QUERY_EPOCH_ONCE))
         run_drain(st, slot);
-    run->phase = PH_OVERHEAR;
-    run->next_at = epoch_end(run) - (uint32_t)run->slot_depth * sched_interval_ms(run->epoch_ms);
-}
-
-static void phase_overhear(mote_state *st, uint8_t slot)
-{
-    query_run *run = &st->run[slot];
-    uint32_t interval = sched_interval_ms(run->epoch_ms);
-    st->gate_open &= (uint8_t)~(1u << slot);
+    /* Awake through the parent's interval too (sync, route liveness), but silent: our
+     * children are asleep then. */
     run->phase = PH_SLEEP;
     run->next_at = run->slot_depth ? epoch_end(run) - (uint32_t)(run->slot_depth - 1u) * interval
                                    : epoch_end(run);
@@ -149,35 +143,25 @@ static void phase_overhear(mote_state *st, uint8_t slot)
 static void phase_sleep(mote_state *st, uint8_t slot)
 {
     query_run *run = &st->run[slot];
+    st->gate_open &= (uint8_t)~(1u << slot);
     st->listening &= (uint8_t)~(1u << slot);
-    run->phase = PH_SAMPLE;
-    run->next_at = epoch_end(run);
+    run->epoch_start = epoch_end(run);
+    schedule_wake(st, run);
 }
 
 void run_advance(mote_state *st, uint8_t slot, uint32_t now)
 {
     /* Bounded: one epoch's phases at most, even after a long stall. */
     uint8_t steps;
-    for (steps = 0; steps < 5; steps++) {
+    for (steps = 0; steps < 3; steps++) {
         query_run *run = &st->run[slot];
         if (st->queries.slot[slot].status < QUERY_RUNNING || !sched_due(run->next_at, now))
             return;
-        switch (run->phase) {
-        case PH_SAMPLE:
-            phase_sample(st, slot);
-            break;
-        case PH_LISTEN:
-            phase_listen(st, slot);
-            break;
-        case PH_TRANSMIT:
+        if (run->phase == PH_WAKE)
+            phase_wake(st, slot);
+        else if (run->phase == PH_TRANSMIT)
             phase_transmit(st, slot);
-            break;
-        case PH_OVERHEAR:
-            phase_overhear(st, slot);
-            break;
-        default:
+        else
             phase_sleep(st, slot);
-            break;
-        }
     }
 }

@@ -2,7 +2,7 @@
  * runs.h - the life of a running query on a node: start, epochs, stop.
  *
  * Each running query walks through the phases of core/schedule.h once per
- * epoch (sample, listen, transmit, overhear, sleep); run_advance() executes
+ * epoch (wake and sample, transmit, sleep); run_advance() executes
  * every phase whose time has come and leaves the next one in run.next_at, the
  * node's single HAL alarm being set to the earliest of them (mote.c).
  * A stopped query (DEL, end of a FOR clause or ONCE) drains: it stops sampling

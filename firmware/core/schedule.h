@@ -15,7 +15,9 @@
  * and reaches the root (depth 0, last interval) within the epoch it was
  * sampled in. Interval length = epoch / SCHED_INTERVALS (at least 1 ms);
  * nodes deeper than SCHED_MAX_DEPTH, or without a route, use the slot of
- * SCHED_MAX_DEPTH. Sampling happens at the epoch start.
+ * SCHED_MAX_DEPTH. A node samples when it wakes for its children's interval:
+ * one wake-up per epoch instead of two (the paper samples at the epoch start;
+ * the reading still belongs to the same epoch).
  *
  * All times are logical milliseconds modulo 2^32; compare with sched_due().
  */

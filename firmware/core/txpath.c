@@ -110,13 +110,20 @@ uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t va
 
 uint8_t tx_gate(const mote_state *st)
 {
-    uint8_t i;
-    if (st->gate_open)
-        return 1;
-    for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status >= QUERY_RUNNING)
-            return 0;
-    return 1;
+    uint8_t i, running = 0;
+    uint32_t now = 0;
+    for (i = 0; i < QUERY_SLOTS; i++) {
+        if (st->queries.slot[i].status < QUERY_RUNNING)
+            continue;
+        running = 1;
+        if (st->gate_open & (1u << i)) {
+            if (!now)
+                now = mote_now(st);
+            if ((int32_t)(st->run[i].tx_until - now) > 0)
+                return 1;
+        }
+    }
+    return !running;
 }
 
 static uint8_t radio_send(mote_state *st, const uint8_t *pkt, uint8_t len)

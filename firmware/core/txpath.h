@@ -39,7 +39,7 @@ void tx_pump(mote_state *st);
 /* The radio finished the packet in flight. */
 void tx_done(mote_state *st);
 
-/* 1 if the send gate is open (some query transmitting, or none running). */
+/* 1 if the send gate is open (inside some query's transmit interval, or none running). */
 uint8_t tx_gate(const mote_state *st);
 
 /* WINAVG merge callback for the result queue (tuples of the same query only). */
