@@ -22,7 +22,10 @@ from gateway.protocol.tos import AmType
 
 UINT16 = 4
 WARMUP_MS = 30_000  # routing tree forms before the query arrives
-EPOCHS = 12
+EPOCHS = 14
+# The query floods one level per epoch (slotted schedule), so the first epochs are partial;
+# on a 5 x 5 grid (depth <= 4) every node runs it from epoch 6 on.
+STEADY = range(6, EPOCHS)
 N = 25
 
 
@@ -47,8 +50,11 @@ def _net(**kw) -> Network:
 
 def test_select_over_a_pty_yields_every_node_every_epoch_with_trace_values() -> None:
     # node i reads i*1000, i*1000+1, ... one sample per read
+    # Every node one hop from the root: per epoch the firmware forwards at most its queue
+    # length (5) per slot interval, so a multi-hop tree cannot relay all 24 tuples; here
+    # the emulator's delivery of tuples is what is checked (multi-hop: COUNT and MAX).
     rows = np.arange(N)[:, None] * 1000 + np.arange(200)[None, :]
-    net = _net(sensors={"light": Trace(values=rows)})
+    net = _net(sensors={"light": Trace(values=rows)}, radio_range=60.0)
     bridge = SerialBridge(net, pty=True, until_ms=net.now_ms + (EPOCHS + 1) * 1000)
     port = serial.Serial(bridge.pty_path, 57600, timeout=0.2)
     for frame in query_frames("SELECT nodeid, light SAMPLE PERIOD 1s"):
@@ -63,14 +69,14 @@ def test_select_over_a_pty_yields_every_node_every_epoch_with_trace_values() -> 
     packets = [
         f.payload for f in Deframer().feed(bytes(data)) if f.protocol == Protocol.PACKET_NO_ACK
     ]
-    results = [r for r in _results(packets, 2) if 1 <= r["epoch"] <= EPOCHS - 1]
+    results = [r for r in _results(packets, 2) if r["epoch"] in STEADY]
     by_epoch = collections.defaultdict(list)
     for r in results:
         node, light = r["d"]["values"]
         assert r["origin"] == node
         assert light // 1000 == node  # from this node's trace row
         by_epoch[r["epoch"]].append((node, light))
-    assert sorted(by_epoch) == list(range(1, EPOCHS))
+    assert sorted(by_epoch) == list(STEADY)
     for epoch, tuples in by_epoch.items():
         assert sorted(n for n, _ in tuples) == list(range(1, N)), epoch
     # one sample per epoch: consecutive epochs read consecutive trace samples
@@ -102,10 +108,10 @@ def test_count_over_serialforwarder_is_the_node_count_every_epoch() -> None:
     client.close()
     counts = {}
     for r in _results(packets, 1, AggOp.CNT):
-        if r["qrType"] == 3 and 1 <= r["epoch"] <= EPOCHS - 1:
-            counts[r["epoch"]] = r["d"]
-    assert sorted(counts) == list(range(1, EPOCHS))
-    assert all(_agg_value(c) == N - 1 for c in counts.values()), counts
+        if r["qrType"] == 3 and r["epoch"] in STEADY:
+            counts[r["epoch"]] = _agg_value(r["d"])
+    assert sorted(counts) == list(STEADY)
+    assert set(counts.values()) == {N}, counts  # the root counts itself too
 
 
 def _agg_value(record: dict) -> int:
@@ -129,8 +135,8 @@ def test_max_over_the_in_process_channel_is_the_true_maximum() -> None:
     maxima = {
         r["epoch"]: _agg_value(r["d"]) for r in _results(packets, 1, AggOp.MAX) if r["qrType"] == 3
     }
-    epochs = [e for e in sorted(maxima) if 1 <= e <= EPOCHS - 1]
-    assert epochs == list(range(1, EPOCHS))
+    epochs = [e for e in sorted(maxima) if e in STEADY]
+    assert epochs == list(STEADY)
     # the true maximum each epoch is node 24's sample of that epoch: 900 + read index
     assert len({maxima[e] - e for e in epochs}) == 1
     assert all(900 <= maxima[e] < 1100 for e in epochs)
