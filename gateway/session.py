@@ -82,6 +82,10 @@ class SessionConfig:
 
     group: int = DEFAULT_GROUP
     send_attempts: int = 3
+    #: Pause between the parts of a query, so the root has rebroadcast one part (a 56-byte
+    #: packet is ~18 ms on a Mica2, plus backoff) before the next arrives; a busy root
+    #: drops the forward. The Java tool paused 1 s.
+    part_gap_s: float = 0.1
     status_wait_s: float = 1.0
     stop_repeats: int = 5
     stop_gap_s: float = 0.2
@@ -184,12 +188,6 @@ def wire_result(body: dict[str, Any], origin: int, plan: ResultPlan) -> WireResu
     return None
 
 
-@dataclass
-class _Running:
-    query: RegisteredQuery
-    parts: list[bytes]
-
-
 class QuerySession:
     """Send queries to, and assemble results from, one basestation link."""
 
@@ -206,7 +204,7 @@ class QuerySession:
         self.config = config or SessionConfig()
         self.counters = SessionCounters()
         self._clock = clock
-        self._running: dict[int, _Running] = {}
+        self._parts: dict[int, list[bytes]] = {}  # of running queries, for resending
         self._schemas: dict[int, ResultSchema] = {}
         self._reported_qids: set[int] | None = None
         self._heard_qids: set[int] | None = None
@@ -255,8 +253,10 @@ class QuerySession:
         query = RegisteredQuery(query_id, plan, start_time=self._clock(), sql=sql)
         self.assembler.register(query)
         self._schemas[query_id] = result_schema(plan)
-        self._running[query_id] = _Running(query, parts)
-        for part in parts:
+        self._parts[query_id] = parts
+        for index, part in enumerate(parts):
+            if index:
+                self._pending.extend(self._receive(self.config.part_gap_s))
             self._send(query_packet(part, self.config.group))
             self.counters.sent_parts += 1
         return query
@@ -268,7 +268,7 @@ class QuerySession:
             if repeat:
                 self._pending.extend(self._receive(self.config.stop_gap_s))
             self._send(packet, required=False)
-        self._running.pop(qid, None)
+        self._parts.pop(qid, None)
         rows = self._take_pending() + self.assembler.unregister(qid)
         self._schemas.pop(qid, None)
         return rows
@@ -337,10 +337,10 @@ class QuerySession:
         return self.assembler.add(result, self._clock())
 
     def _on_query_request(self, qid: int, mask: int) -> None:
-        running = self._running.get(qid)
-        if running is None:
+        parts = self._parts.get(qid)
+        if parts is None:
             return
-        for part in missing_parts(running.parts, mask):
+        for part in missing_parts(parts, mask):
             if self._send(query_packet(part, self.config.group), required=False):
                 self.counters.resent_parts += 1
 
