@@ -58,9 +58,11 @@ def mote_query(*args: str) -> str:
 def test_query_writes_json_lines_and_the_result_log(mote: ScriptedMote, tmp_path: Path) -> None:
     feeder = feed_tuples(mote, parts=2, epochs=40)
     out, log = tmp_path / "rows.jsonl", tmp_path / "log"
-    mote_query(SELECT, "--port", str(mote.path), "--out", str(out), "--log", str(log),
+    output = mote_query(SELECT, "--port", str(mote.path), "--out", str(out), "--log", str(log),
                "--epochs", "2", "--no-table")  # fmt: skip
     feeder.join(timeout=10)
+    assert "query 2 started" in output
+    assert "query 2 stopped" in output
 
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert {line["query_id"] for line in lines} == {2}  # one past the running query 1

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 
+from gateway.assembly import RegisteredQuery, Row
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
 from gateway.resultlog import ResultLog
 from gateway.session import (
@@ -106,6 +107,25 @@ def _sinks(out: Path | None, log: Path | None, table: bool, session: QuerySessio
     return sinks
 
 
+class _Announcer:
+    """Tells the user which query id the run got (needed for `mote stop`)."""
+
+    def __init__(self, keep_running: bool) -> None:
+        self._keep_running = keep_running
+        self._qid: int | None = None
+
+    def start(self, query: RegisteredQuery) -> None:
+        self._qid = query.query_id
+        click.echo(f"query {query.query_id} started", err=True)
+
+    def write(self, rows: Sequence[Row]) -> None:
+        pass
+
+    def close(self) -> None:
+        state = "left running" if self._keep_running else "stopped"
+        click.echo(f"query {self._qid} {state}", err=True)
+
+
 @click.command("query")
 @click.argument("sql")
 @_port_options
@@ -158,14 +178,14 @@ def query_cmd(
     limits = RunLimits(epochs=epochs, duration_s=parse_duration(duration) if duration else None)
     with _session(port, platform, baud) as session:
         sinks = _sinks(out, log, table, session)
+        sinks.append(_Announcer(keep_running))
         with contextlib.suppress(KeyboardInterrupt):
-            query = run_query(
-                session, plan, sql, sinks, limits, qid=qid, stop_at_end=not keep_running
-            )
+            run_query(session, plan, sql, sinks, limits, qid=qid, stop_at_end=not keep_running)
         stats = session.assembler.stats
         click.echo(
-            f"query {query.query_id}: {stats.tuples} tuples, {stats.aggregate_records} aggregate "
-            f"records, {stats.duplicates} duplicates, {stats.late} late",
+            f"{stats.tuples} tuples, {stats.aggregate_records} aggregate records, "
+            f"{stats.duplicates} duplicates, {stats.late} late, "
+            f"{stats.filtered_by_having} groups filtered by HAVING",
             err=True,
         )
 
