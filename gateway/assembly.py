@@ -14,19 +14,24 @@ The radio and the root's retransmissions deliver duplicates and, with the delta 
 policy, epochs out of order. A tuple from the same node for the same epoch is emitted
 once; an aggregate record for an expression a bucket already holds is ignored (the
 original Java tool behaves the same way); a record for a bucket already closed, or older
-than the reorder window, is counted as late and dropped.
+than the reorder window, is counted as late and dropped. Row epochs keep counting past
+the wire's 16-bit wrap (65535 -> 0 becomes 65536).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from gateway.finalize import AggregateSpec as FinalizeSpec
 from gateway.finalize import AggregateValue, FinalizeError, finalize
 
 Value = int | float | None
+
+#: Epochs are 16 bits on the wire (QueryResult.epoch) and wrap after 65535.
+_EPOCH_MASK = 0xFFFF
+_EPOCH_HALF = 0x8000
 
 
 class FieldSpec(Protocol):
@@ -177,6 +182,18 @@ class _QueryAssembly:
         self._closed: set[tuple[int, int]] = set()
         self.first_epoch: int | None = None
         self.latest_epoch = -1
+
+    def unwrap(self, epoch: int) -> int:
+        """The wire's 16-bit epoch as a count that keeps growing past 65535: the value
+        nearest to the latest epoch seen."""
+        if self.latest_epoch < 0:
+            return epoch
+        candidate = self.latest_epoch - (self.latest_epoch & _EPOCH_MASK) + epoch
+        if candidate < self.latest_epoch - _EPOCH_HALF:
+            candidate += _EPOCH_MASK + 1
+        elif candidate > self.latest_epoch + _EPOCH_HALF:
+            candidate -= _EPOCH_MASK + 1
+        return candidate
 
     def add_tuple(self, result: TupleResult, now: float, stats: AssemblyStats) -> list[Row]:
         key = (result.origin, result.epoch)
@@ -338,6 +355,7 @@ class ResultAssembler:
         if state is None:
             self.stats.unknown_query += 1
             return []
+        result = replace(result, epoch=state.unwrap(result.epoch))
         if isinstance(result, TupleResult):
             return state.add_tuple(result, receive_time, self.stats)
         return state.add_record(result, receive_time, self.stats)

@@ -220,3 +220,26 @@ def test_epochs_seen_tracks_first_and_latest() -> None:
 def test_window_must_fit_inside_the_duplicate_horizon() -> None:
     with pytest.raises(ValueError):
         ResultAssembler(reorder_window=10, horizon=10)
+
+
+def test_epochs_keep_counting_past_the_16_bit_wrap() -> None:
+    asm = assembler_for("SELECT MAX(light) FROM sensors EPOCH DURATION 1000")
+    asm.add(record(65534, 0, max_state(1)), START)
+    rows = asm.add(record(65535, 0, max_state(2)), START)
+    rows += asm.add(record(0, 0, max_state(3)), START)  # the wire wrapped
+    rows += asm.add(record(1, 0, max_state(4)), START)
+    rows += asm.add(record(65535, 0, max_state(9)), START)  # a late duplicate, not a new epoch
+    assert [(r.epoch, r.columns["MAX(light)"]) for r in rows] == [
+        (65534, 1),
+        (65535, 2),
+        (65536, 3),
+    ]
+    assert rows[-1].epoch_time == START + 65536.0
+    assert asm.stats.late == 1
+
+
+def test_tuples_across_the_wrap_are_not_duplicates() -> None:
+    asm = assembler_for("SELECT light FROM sensors")
+    asm.add(TupleResult(1, 65535, 2, {"light": 1}), START)
+    (row,) = asm.add(TupleResult(1, 0, 2, {"light": 2}), START)
+    assert row.epoch == 65536
