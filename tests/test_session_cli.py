@@ -183,3 +183,20 @@ def test_sf_command_serves_the_mote_to_sessions(mote: ScriptedMote) -> None:
     finally:
         forwarder.send_signal(signal.SIGINT)
         forwarder.wait(timeout=10)
+
+
+def test_a_log_held_by_another_writer_is_a_clear_error(mote: ScriptedMote, tmp_path: Path) -> None:
+    other_writer = ResultLog(tmp_path / "log")
+    other_writer.append_batch([{"kind": "marker"}])
+    try:
+        result = CliRunner().invoke(
+            build_cli(),
+            ["query", SELECT, "--port", str(mote.path), "--log", str(tmp_path / "log"),
+             "--epochs", "1", "--no-table"],
+        )  # fmt: skip
+    finally:
+        other_writer.close()
+    assert result.exit_code != 0
+    assert "already open for writing" in result.output
+    stops = [p for p in query_parts(mote) if p["msgType"] == 1]
+    assert len(stops) == 5  # the query that had been sent is stopped again

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from gateway.assembly import RegisteredQuery, Row
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
-from gateway.resultlog import ResultLog
+from gateway.resultlog import LogLockedError, ResultLog
 from gateway.session import (
     QuerySession,
     RowSink,
@@ -85,7 +85,7 @@ def _session(port: str, platform: str, baud: int | None) -> Iterator[QuerySessio
     session = QuerySession(_open_link(port, platform, baud), config=SessionConfig())
     try:
         yield session
-    except SendError as exc:
+    except (SendError, LogLockedError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
         session.close()
