@@ -392,11 +392,11 @@ def run_query(
     assembled and the still-open aggregate buckets reach the sinks.
     """
     query = session.start_query(plan, sql, qid)
-    for sink in sinks:
-        sink.start(query)
     wanted = _wanted_epochs(plan, limits)
     deadline = None if limits.duration_s is None else time.monotonic() + limits.duration_s
     try:
+        for sink in sinks:
+            sink.start(query)
         while deadline is None or time.monotonic() < deadline:
             _write(sinks, session.poll(poll_s))
             seen = session.assembler.epochs_seen(query.query_id)
