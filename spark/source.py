@@ -11,7 +11,8 @@ The same source reads in batch mode (``spark.read.format("motebase")``).
 
 Options: ``path`` (the log directory, required), ``table`` (default ``readings``),
 ``query_id`` (only that query's rows; for ``readings`` also only its attributes, else
-the union of all queries' attributes in the log when the query starts).
+the union of all queries' attributes in the log when the query starts),
+``recordsPerPartition`` (the smallest offset range one Spark task reads, default 50000).
 Readers run in Python workers: on a cluster the log directory must be on a filesystem
 every executor sees, and motebase must be installed there.
 """
@@ -41,6 +42,9 @@ from spark.schemas import (
 )
 
 Row = tuple[Any, ...]
+
+#: A Python task costs a worker round trip; below this many records one task is cheaper.
+DEFAULT_RECORDS_PER_PARTITION = 50_000
 
 
 class OffsetRange(InputPartition):
@@ -108,12 +112,19 @@ class _LogScan:
         self.table = options.get("table", "readings")
         query_id = options.get("query_id")
         self.query_id = None if query_id is None else int(query_id)
+        self.records_per_partition = int(
+            options.get("recordsPerPartition", DEFAULT_RECORDS_PER_PARTITION)
+        )
         self.schema = schema
 
     def partitions(self, start: int, end: int) -> list[OffsetRange]:
-        """``[start, end)`` split at segment boundaries, so no task rescans another's segment."""
-        cuts = [o for o in ResultLog(self.path).segment_offsets() if start < o < end]
-        bounds = [start, *cuts, end]
+        """``[start, end)`` in tasks of at least ``records_per_partition`` offsets, cut at
+        segment boundaries so that no task rescans part of another's segment."""
+        bounds = [start]
+        for cut in ResultLog(self.path).segment_offsets():
+            if cut < end and cut - bounds[-1] >= self.records_per_partition:
+                bounds.append(cut)
+        bounds.append(end)
         return [OffsetRange(a, b) for a, b in pairwise(bounds) if a < b]
 
     def rows(self, partition: OffsetRange) -> Iterator[Row]:

@@ -1,0 +1,238 @@
+"""The motebase Spark source: schemas from the log, batch reads, exactly-once streaming."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+import spark_fixtures
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, ShortType
+from spark_fixtures import parquet_offsets
+from synthetic_log import (
+    aggregate_record,
+    epoch_records,
+    logged,
+    query_record,
+    write_log,
+)
+
+from gateway.resultlog import ResultLog
+from spark.pipeline import PipelineConfig, read_log, start_parquet_sink, with_date
+
+pytestmark = pytest.mark.spark
+spark_session = spark_fixtures.spark_session  # the one SparkSession of the test session
+
+TESTS_DIR = Path(__file__).parent
+NODES = 6
+SECOND_QUERY_FIELDS = [{"name": "light", "type": 4}, {"name": "accel_x", "type": 3}]
+
+
+def start_readings_sink(spark: SparkSession, log_dir: Path, out_dir: Path):
+    config = PipelineConfig(log_dir=log_dir, out_dir=out_dir, trigger_s=0.5)
+    readings = with_date(read_log(spark, log_dir, "readings"), "epoch_time")
+    return start_parquet_sink(readings, config, "readings", ["query_id", "date"])
+
+
+def test_readings_schema_is_the_union_of_the_logged_queries_fields(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    with ResultLog(tmp_path) as log:
+        log.append_batch([query_record(), query_record(5, SECOND_QUERY_FIELDS)])
+    frame = read_log(spark_session, tmp_path, "readings", streaming=False)
+    types = {f.name: f.dataType for f in frame.schema.fields}
+    assert frame.columns[6:] == ["nodeid", "light", "temp", "depth", "accel_x"]
+    assert types["light"] == IntegerType()  # UINTTWO widened
+    assert types["depth"] == ShortType()  # UINTONE widened
+    assert types["accel_x"] == ShortType()  # INTTWO
+    only_5 = read_log(spark_session, tmp_path, "readings", query_id=5, streaming=False)
+    assert only_5.columns[6:] == ["light", "accel_x"]
+
+
+def test_batch_read_returns_every_logged_reading_and_aggregate(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    with ResultLog(tmp_path, segment_bytes=4096) as log:
+        log.append_batch([query_record()])
+        for epoch in range(1, 41):
+            log.append_batch([*epoch_records(epoch, NODES), aggregate_record(epoch)])
+    assert len(list(tmp_path.glob("*.seg"))) > 3
+
+    readings = (
+        spark_session.read.format("motebase")
+        .option("path", str(tmp_path))
+        .option("recordsPerPartition", "50")
+        .load()
+    )
+    assert readings.rdd.getNumPartitions() > 1  # tasks cut at segment boundaries
+    got = {
+        (r.log_offset, r.query_id, r.epoch, r.node_id, r.light, r.temp, r.depth, round(r.t, 3))
+        for r in readings.withColumn("t", F.col("epoch_time").cast("double")).collect()
+    }
+    expected = {
+        (
+            o,
+            r["query_id"],
+            r["epoch"],
+            r["node_id"],
+            r["values"]["light"],
+            r["values"]["temp"],
+            r["values"]["depth"],
+            round(r["epoch_time"], 3),
+        )
+        for o, r in logged(tmp_path, "reading").items()
+    }
+    assert got == expected
+
+    aggregates = read_log(spark_session, tmp_path, "aggregates", streaming=False).collect()
+    expected_aggregates = logged(tmp_path, "aggregate")
+    assert len(aggregates) == len(expected_aggregates) == 40
+    for row in aggregates:
+        record = expected_aggregates[row.log_offset]
+        assert (row.epoch, row.group, row.aggregate, row.attribute, row.value) == (
+            record["epoch"],
+            record["group"],
+            record["aggregate"],
+            record["attribute"],
+            record["value"],
+        )
+        assert bytes(row.partial) == bytes.fromhex(record["partial"])
+
+
+def test_streaming_into_parquet_delivers_every_reading_exactly_once(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    write_log(log_dir, range(1, 31), NODES)
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        query.processAllAvailable()
+        with ResultLog(log_dir) as log:
+            for epoch in range(31, 61):
+                log.append_batch(epoch_records(epoch, NODES))
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert parquet_offsets(spark_session, out_dir / "readings") == sorted(
+        logged(log_dir, "reading")
+    )
+    partitions = {p.name for p in (out_dir / "readings").glob("query_id=*/date=*")}
+    assert partitions == {"date=2023-11-14"}
+
+
+def _wait_for_rows(query, deadline: float) -> None:
+    while not any(p["numInputRows"] for p in query.recentProgress):
+        assert time.monotonic() < deadline, f"{query.name} never read a row"
+        time.sleep(0.1)
+
+
+def test_query_stopped_mid_stream_resumes_from_its_checkpoint(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    write_log(log_dir, range(1, 3), NODES)
+    stop_writing = threading.Event()
+
+    def keep_writing() -> None:
+        with ResultLog(log_dir) as log:
+            epoch = 3
+            while not stop_writing.is_set():
+                log.append_batch(epoch_records(epoch, NODES))
+                epoch += 1
+                time.sleep(0.02)
+
+    writer = threading.Thread(target=keep_writing)
+    writer.start()
+    try:
+        deadline = time.monotonic() + 120
+        first = start_readings_sink(spark_session, log_dir, out_dir)
+        _wait_for_rows(first, deadline)
+        first.stop()  # while the log keeps growing, possibly inside a batch
+        stopped_at = ResultLog(log_dir).latest_offset()
+
+        second = start_readings_sink(spark_session, log_dir, out_dir)
+        _wait_for_rows(second, deadline)
+        stop_writing.set()
+        writer.join()
+        second.processAllAvailable()
+        second.stop()
+    finally:
+        stop_writing.set()
+        writer.join()
+    readings = logged(log_dir, "reading")
+    assert max(readings) > stopped_at
+    assert parquet_offsets(spark_session, out_dir / "readings") == sorted(readings)
+
+
+# Appends epochs up to argv[2], resuming after the log's last complete record the way a
+# restarted gateway does; acknowledges each fsync'd batch on stdout.
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, sys.argv[3])
+    from synthetic_log import epoch_records, query_record
+    from gateway.resultlog import ResultLog
+
+    NODES = int(sys.argv[4])
+    log = ResultLog(sys.argv[1], segment_bytes=4096)
+    last = log.latest_offset()
+    if last < 0:
+        log.append_batch([query_record()])
+        done = 0
+    else:
+        record = next(r for _, r in log.read(last))
+        done = 0 if record["kind"] == "query" else (record["epoch"] - 1) * NODES + record["node_id"]
+    todo = [r for e in range(1, int(sys.argv[2]) + 1) for r in epoch_records(e, NODES)][done:]
+    for start in range(0, len(todo), 10 * NODES):
+        print(log.append_batch(todo[start : start + 10 * NODES]), flush=True)
+    """
+)
+
+
+def _start_writer(log_dir: Path, last_epoch: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(log_dir), str(last_epoch), str(TESTS_DIR), str(NODES)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_gateway_killed_mid_batch_then_restarted_spark_catches_up_exactly_once(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    writer = _start_writer(log_dir, last_epoch=100_000)
+    assert writer.stdout is not None
+    acked = int(writer.stdout.readline())  # the query record is in: the schema is known
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        while acked < 2000:
+            acked = int(writer.stdout.readline())
+        reader = ResultLog(log_dir)
+        while reader.latest_offset() <= acked:
+            pass  # the next batch has started reaching the disk: kill inside it
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait()
+        killed_at = reader.latest_offset()
+
+        restarted = _start_writer(log_dir, last_epoch=(killed_at // NODES) + 60)
+        assert restarted.wait(timeout=120) == 0
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    readings = logged(log_dir, "reading")
+    assert list(readings) == list(range(1, len(readings) + 1))  # contiguous after the query
+    keys = [(r["epoch"], r["node_id"]) for r in readings.values()]
+    assert len(set(keys)) == len(keys)  # the restarted writer resumed, not repeated
+    assert parquet_offsets(spark_session, out_dir / "readings") == sorted(readings)
