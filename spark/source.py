@@ -19,7 +19,7 @@ every executor sees, and motebase must be installed there.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from itertools import pairwise
 from typing import Any
@@ -107,7 +107,7 @@ def _aggregate_row(offset: int, record: dict[str, Any]) -> Row:
 class _LogScan:
     """What every reader shares: which records of the log become rows, and how."""
 
-    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         self.path = options["path"]
         self.table = options.get("table", "readings")
         query_id = options.get("query_id")
@@ -198,7 +198,7 @@ class MotebaseDataSource(DataSource):
         )
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return MotebaseBatchReader(_LogScan(dict(self.options), schema))
+        return MotebaseBatchReader(_LogScan(self.options, schema))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return MotebaseStreamReader(_LogScan(dict(self.options), schema))
+        return MotebaseStreamReader(_LogScan(self.options, schema))
