@@ -16,7 +16,7 @@ from setuptools.command.build_ext import build_ext
 _BUILD_SCRIPT = Path(__file__).resolve().parent / "build_ffi.py"
 
 
-def _load_ffibuilder():  # noqa: ANN202 - cffi.FFI, imported lazily at build time
+def _load_ffibuilder():  # -> cffi.FFI, loaded from the build script at build time
     spec = importlib.util.spec_from_file_location("_motesim_build", _BUILD_SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -65,4 +65,8 @@ if __name__ == "__main__":
 
     os.chdir(ROOT)
     built = make_ffibuilder(absolute=True).compile(tmpdir="build/inplace", verbose=False)
-    shutil.copy2(built, ROOT / "emu" / Path(built).name)
+    # Copy then rename: overwriting a mapped .so in place kills running users with SIGBUS.
+    target = ROOT / "emu" / Path(built).name
+    staging = target.with_suffix(".so.new")
+    shutil.copy2(built, staging)
+    os.replace(staging, target)
