@@ -1,7 +1,173 @@
-"""Subcommands registered with the `mote` host (see pyproject.toml, group motebase.commands)."""
+"""Subcommands registered with the `mote` host (see pyproject.toml, group motebase.commands).
+
+PySpark is imported inside the command: `mote` must start (and `mote --help` work) in
+an environment without the ``spark`` extra.
+"""
 
 from __future__ import annotations
 
-import click
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-COMMANDS: list[click.Command] = []
+import click
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from spark.pipeline import BatchProgress
+    from spark.summary import TableSummary
+
+#: How long `mote spark` waits for the gateway's first query record (the readings schema).
+QUERY_RECORD_WAIT_S = 60.0
+
+
+def _parse_nodes(text: str | None) -> tuple[int | None, int | None]:
+    if text is None:
+        return None, None
+    try:
+        left, right = (int(part) for part in text.split(","))
+    except ValueError:
+        raise click.BadParameter("expected two node ids: LEFT,RIGHT") from None
+    return left, right
+
+
+@click.command("spark")
+@click.option(
+    "--log",
+    "log_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The gateway's result log directory (mote query --log DIR).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Parquet output: OUT/<table>, checkpoints in OUT/_checkpoints/<table>.",
+)
+@click.option(
+    "--master",
+    default="local[*]",
+    show_default=True,
+    help="Spark master URL. For a cluster (spark://host:7077, yarn, k8s://...) the log and "
+    "OUT must be on a filesystem every executor sees, with motebase installed there.",
+)
+@click.option("--until-idle", type=float, help="Stop once the log has not grown for S seconds.")
+@click.option("--duration", type=float, help="Stop after S seconds.")
+@click.option(
+    "--topology",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Node positions: Intel-lab mote-locs format or CSV node_id,x,y.",
+)
+@click.option("--query-id", type=int, help="Only this query's results.")
+@click.option("--window", default="1 minute", show_default=True, help="Averaging window.")
+@click.option("--watermark", default="30 seconds", show_default=True, help="Event-time lateness.")
+@click.option("--join/--no-join", default=True, show_default=True, help="Run the window join.")
+@click.option("--join-attribute", help="Attribute to join [default: first sensor attribute].")
+@click.option("--join-right-attribute", help="Second attribute [default: the same].")
+@click.option("--join-nodes", help="LEFT,RIGHT node ids [default: every pair of nodes].")
+@click.option("--join-within", type=float, default=1.0, show_default=True, help="w, seconds.")
+@click.option("--trigger", type=float, default=1.0, show_default=True, help="Batch interval, s.")
+def spark_cmd(
+    log_dir: Path,
+    out_dir: Path,
+    master: str,
+    until_idle: float | None,
+    duration: float | None,
+    topology: Path | None,
+    query_id: int | None,
+    window: str,
+    watermark: str,
+    join: bool,
+    join_attribute: str | None,
+    join_right_attribute: str | None,
+    join_nodes: str | None,
+    join_within: float,
+    trigger: float,
+) -> None:
+    """Stream the gateway's result log into Parquet with Spark, exactly once.
+
+    Runs until --duration or --until-idle (or Ctrl-C), restartable: a rerun with the
+    same --out resumes from its checkpoints.
+    """
+    from spark.pipeline import (
+        PipelineConfig,
+        WindowJoinSpec,
+        default_join_attribute,
+        read_log,
+        run_until,
+        start_pipeline,
+        wait_for_query_record,
+    )
+    from spark.session import build_session
+    from spark.summary import summarize
+
+    console = Console()
+    left_node, right_node = _parse_nodes(join_nodes)
+    if not wait_for_query_record(log_dir, QUERY_RECORD_WAIT_S):
+        raise click.ClickException(f"no query record in {log_dir} after {QUERY_RECORD_WAIT_S}s")
+    started = time.monotonic()
+    spark = build_session(master)
+    console.print(f"Spark {spark.version} ({master}) up in {time.monotonic() - started:.1f}s")
+
+    join_spec = None
+    if join:
+        attribute = join_attribute or default_join_attribute(
+            read_log(spark, log_dir, "readings", query_id, streaming=False)
+        )
+        if attribute is not None:
+            join_spec = WindowJoinSpec(
+                attribute, join_within, left_node, right_node, join_right_attribute
+            )
+    config = PipelineConfig(
+        log_dir=log_dir,
+        out_dir=out_dir,
+        topology=topology,
+        window=window,
+        watermark=watermark,
+        join=join_spec,
+        trigger_s=trigger,
+        query_id=query_id,
+    )
+    queries = start_pipeline(spark, config)
+    console.print(f"streaming {', '.join(q.name for q in queries)} from {log_dir}")
+
+    def show(batch: BatchProgress) -> None:
+        if batch.rows or batch.batch_id == 0:
+            console.print(
+                f"[bold]{batch.query:>13}[/] batch {batch.batch_id:>4}  "
+                f"{batch.rows:>7} rows  {batch.duration_ms:>6} ms  "
+                f"log offset {max(batch.end_offsets, default=0)}"
+            )
+
+    try:
+        run_until(queries, log_dir, duration_s=duration, idle_s=until_idle, on_batch=show)
+    except KeyboardInterrupt:
+        console.print("interrupted; checkpoints are consistent, rerun to resume")
+    _print_summary(console, summarize(spark, out_dir))
+
+
+def _print_summary(console: Console, summaries: Sequence[TableSummary]) -> None:
+    if not summaries:
+        console.print("no Parquet output yet")
+        return
+    console.print(f"Parquet tables in {summaries[0].path.parent}")
+    table = Table()
+    for column in ("table", "rows", "queries", "nodes", "first event", "last event"):
+        table.add_column(column)
+    for s in summaries:
+        table.add_row(
+            s.table,
+            str(s.rows),
+            ",".join(map(str, s.queries)),
+            "" if s.nodes is None else str(s.nodes),
+            (s.first_event or "")[:19],
+            (s.last_event or "")[:19],
+        )
+    console.print(table)
+
+
+COMMANDS: list[click.Command] = [spark_cmd]

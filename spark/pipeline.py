@@ -125,6 +125,26 @@ def numeric_attributes(readings: DataFrame) -> list[str]:
     return [f.name for f in attribute_fields if isinstance(f.dataType, NUMERIC_TYPES)]
 
 
+def has_query_record(log_dir: Path) -> bool:
+    return any(record.get("kind") == "query" for _, record in ResultLog(log_dir).read())
+
+
+def wait_for_query_record(log_dir: Path, timeout_s: float, poll_s: float = 0.5) -> bool:
+    """The readings schema comes from query records: wait until the log has one."""
+    deadline = time.monotonic() + timeout_s
+    while not has_query_record(log_dir):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll_s)
+    return True
+
+
+def default_join_attribute(readings: DataFrame) -> str | None:
+    """The first numeric sensor attribute (``nodeid`` is a key, not a reading)."""
+    candidates = [name for name in numeric_attributes(readings) if name.lower() != "nodeid"]
+    return candidates[0] if candidates else None
+
+
 # -- transformations -----------------------------------------------------------------
 
 
@@ -193,7 +213,11 @@ def window_join(
         "inner",
     ).where(F.col("l_offset") != F.col("r_offset"))
     if spec.left_node is None and spec.right_node is None:
-        joined = joined.where(F.col("l_node") < F.col("r_node"))
+        # l_node < r_node, spelled without a range comparison: Spark would try (and fail,
+        # noisily) to read a range comparison between the sides as a time constraint.
+        joined = joined.where(
+            (F.least("l_node", "r_node") == F.col("l_node")) & (F.col("l_node") != F.col("r_node"))
+        )
     return joined.select(
         F.col("l_query_id").alias("query_id"),
         F.lit(spec.attribute).alias("left_attribute"),

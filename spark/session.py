@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from spark.source import MotebaseDataSource
 
 DEFAULT_MASTER = "local[*]"
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
 def build_session(master: str = DEFAULT_MASTER, app_name: str = "motebase") -> SparkSession:
@@ -30,6 +32,7 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "motebase") -> S
     spark = (
         SparkSession.builder.master(master)
         .appName(app_name)
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J_CONFIG}")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")

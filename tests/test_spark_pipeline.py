@@ -11,9 +11,12 @@ import pytest
 pytest.importorskip("pyspark")
 
 import spark_fixtures
+from click.testing import CliRunner
 from pyspark.sql import SparkSession
+from spark_fixtures import parquet_offsets
 from synthetic_log import QUERY_ID, T0, epoch_records, logged, write_log
 
+from gateway.cli.main import build_cli
 from gateway.resultlog import ResultLog
 from spark.pipeline import (
     PipelineConfig,
@@ -170,3 +173,22 @@ def test_window_join_matches_a_python_nested_loop(
         assert (row.l_node, row.r_node) == (left["node_id"], right["node_id"])
         assert row.l_value == left["values"][spec.attribute]
         assert row.r_value == right["values"][spec.right_attribute or spec.attribute]
+
+
+def test_mote_spark_streams_a_log_into_parquet_tables_and_summarizes_them(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    write_log(log_dir, range(1, 80), NODES)
+    args = ["spark", "--log", str(log_dir), "--out", str(out_dir), "--until-idle", "2"]
+    args += ["--watermark", "10 seconds", "--join-within", "0.32", "--trigger", "0.5"]
+    result = CliRunner().invoke(build_cli(), args)
+    assert result.exit_code == 0, result.output
+    assert "readings batch" in result.output
+    assert "Parquet tables in" in result.output
+    assert parquet_offsets(spark_session, out_dir / "readings") == sorted(
+        logged(log_dir, "reading")
+    )
+    joined = spark_session.read.parquet(str(out_dir / "window_join"))
+    assert {row.left_attribute for row in joined.select("left_attribute").collect()} == {"light"}
+    assert spark_session.read.parquet(str(out_dir / "node_averages")).count() > 0
