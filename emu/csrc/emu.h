@@ -62,7 +62,8 @@ uint32_t emu_net_uart_read(emu_net *net, uint8_t *out, uint32_t max);
 uint64_t emu_net_uart_overflow(const emu_net *net);
 void emu_net_uart_write(emu_net *net, const uint8_t *bytes, uint16_t len);
 
-/* alive = 0 kills `node` at at_us, 1 reboots it. -1 if the fault pool is full. */
+/* alive = 0 kills `node` at at_us, 1 reboots it. -1 if the fault pool is full
+ * (or at_us is years beyond every pending event). */
 int emu_net_schedule_fault(emu_net *net, uint32_t node, uint64_t at_us, uint32_t alive);
 
 /* Brings every node's energy figures up to the current time. */

@@ -1,113 +1,144 @@
 #include "evq.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
-static int earlier(const evq_entry *a, const evq_entry *b)
+#define ARITY 4u
+#define LINE 64u
+
+static uint32_t parent_of(uint32_t i) { return (i - 1u) / ARITY; }
+static uint32_t first_child(uint32_t i) { return ARITY * i + 1u; }
+
+static void place(evq *q, uint32_t i, uint64_t key)
 {
-    return a->time_us < b->time_us || (a->time_us == b->time_us && a->seq < b->seq);
+    q->heap[i] = key;
+    q->pos[key & q->slot_mask] = i;
 }
 
-static void place(evq *q, uint32_t i, evq_entry e)
+static void sift_up(evq *q, uint32_t i, uint64_t key)
 {
-    q->heap[i] = e;
-    q->pos[e.slot] = i;
-}
-
-static void sift_up(evq *q, uint32_t i)
-{
-    evq_entry e = q->heap[i];
     while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
-        if (!earlier(&e, &q->heap[parent]))
+        uint32_t p = parent_of(i);
+        if (q->heap[p] <= key)
             break;
-        place(q, i, q->heap[parent]);
-        i = parent;
+        place(q, i, q->heap[p]);
+        i = p;
     }
-    place(q, i, e);
+    place(q, i, key);
 }
 
-static void sift_down(evq *q, uint32_t i)
+/* Index of the smallest of the (up to ARITY) children starting at c. */
+static uint32_t min_child(const evq *q, uint32_t c)
 {
-    evq_entry e = q->heap[i];
+    const uint64_t *h = q->heap;
+    uint32_t best = c, k, end = c + ARITY < q->count ? c + ARITY : q->count;
+    for (k = c + 1u; k < end; k++)
+        if (h[k] < h[best])
+            best = k;
+    return best;
+}
+
+static void sift_down(evq *q, uint32_t i, uint64_t key)
+{
     for (;;) {
-        uint32_t child = 2 * i + 1;
-        if (child >= q->count)
+        uint32_t c = first_child(i);
+        if (c >= q->count)
             break;
-        if (child + 1 < q->count && earlier(&q->heap[child + 1], &q->heap[child]))
-            child++;
-        if (!earlier(&q->heap[child], &e))
+        c = min_child(q, c);
+        if (q->heap[c] >= key)
             break;
-        place(q, i, q->heap[child]);
-        i = child;
+        place(q, i, q->heap[c]);
+        i = c;
     }
-    place(q, i, e);
+    place(q, i, key);
 }
 
 int evq_init(evq *q, uint32_t n_slots)
 {
-    uint32_t s;
-    q->heap = malloc(sizeof *q->heap * (n_slots ? n_slots : 1));
-    q->pos = malloc(sizeof *q->pos * (n_slots ? n_slots : 1));
-    if (!q->heap || !q->pos) {
+    uint32_t s, cap = n_slots ? n_slots : 1u;
+    uintptr_t addr;
+    q->heap = NULL;
+    q->pos = NULL;
+    q->heap_mem = NULL;
+    q->count = 0;
+    if (n_slots > EVQ_MAX_SLOTS)
+        return -1;
+    /* room to slide heap so that heap[1], the first group of children, starts a line */
+    q->heap_mem = malloc(sizeof *q->heap * cap + 2u * LINE);
+    q->pos = malloc(sizeof *q->pos * cap);
+    if (!q->heap_mem || !q->pos) {
         evq_free(q);
         return -1;
     }
+    addr = (uintptr_t)q->heap_mem + LINE;
+    addr = (addr + LINE - 1u) / LINE * LINE - sizeof *q->heap;
+    q->heap = (uint64_t *)addr;
     for (s = 0; s < n_slots; s++)
         q->pos[s] = EVQ_IDLE;
-    q->count = 0;
     q->n_slots = n_slots;
-    q->next_seq = 0;
+    for (q->slot_bits = 1; (1u << q->slot_bits) < cap; q->slot_bits++)
+        ;
+    q->slot_mask = ((uint64_t)1 << q->slot_bits) - 1u;
+    q->base_us = 0;
+    q->popped_us = 0;
+    q->span_us = (uint64_t)1 << (64u - q->slot_bits);
     return 0;
 }
 
 void evq_free(evq *q)
 {
-    free(q->heap);
+    free(q->heap_mem);
     free(q->pos);
+    q->heap_mem = NULL;
     q->heap = NULL;
     q->pos = NULL;
     q->count = 0;
 }
 
-int evq_is_armed(const evq *q, uint32_t slot)
+/* Moves base_us up to `to` (no pending deadline before it); keys keep their order. */
+static void rebase(evq *q, uint64_t to)
 {
-    return q->pos[slot] != EVQ_IDLE;
+    uint64_t shift = (to - q->base_us) << q->slot_bits;
+    uint32_t i;
+    for (i = 0; i < q->count; i++)
+        q->heap[i] -= shift;
+    q->base_us = to;
 }
 
-void evq_schedule(evq *q, uint32_t slot, uint64_t time_us)
+int evq_schedule(evq *q, uint32_t slot, uint64_t time_us)
 {
-    evq_entry e;
+    uint64_t key;
     uint32_t i = q->pos[slot];
-    e.time_us = time_us;
-    e.seq = q->next_seq++;
-    e.slot = slot;
-    if (i == EVQ_IDLE) {
-        i = q->count++;
-        place(q, i, e);
-        sift_up(q, i);
-        return;
+    if (time_us < q->base_us)
+        time_us = q->base_us; /* callers never schedule before now >= base */
+    if (time_us - q->base_us >= q->span_us) {
+        /* nothing is ever scheduled before the last popped deadline */
+        uint64_t earliest = evq_next_time(q);
+        rebase(q, earliest < q->popped_us ? earliest : q->popped_us);
+        if (time_us - q->base_us >= q->span_us)
+            return -1;
     }
-    if (earlier(&e, &q->heap[i])) {
-        place(q, i, e);
-        sift_up(q, i);
-    } else {
-        place(q, i, e);
-        sift_down(q, i);
-    }
+    key = (time_us - q->base_us) << q->slot_bits | slot;
+    if (i == EVQ_IDLE)
+        sift_up(q, q->count++, key);
+    else if (key < q->heap[i])
+        sift_up(q, i, key);
+    else
+        sift_down(q, i, key);
+    return 0;
 }
 
 static void remove_at(evq *q, uint32_t i)
 {
-    evq_entry last;
-    q->pos[q->heap[i].slot] = EVQ_IDLE;
+    uint64_t last;
+    q->pos[q->heap[i] & q->slot_mask] = EVQ_IDLE;
     last = q->heap[--q->count];
     if (i == q->count)
         return;
-    place(q, i, last);
-    if (i > 0 && earlier(&last, &q->heap[(i - 1) / 2]))
-        sift_up(q, i);
+    if (i > 0 && last < q->heap[parent_of(i)])
+        sift_up(q, i, last);
     else
-        sift_down(q, i);
+        sift_down(q, i, last);
 }
 
 void evq_cancel(evq *q, uint32_t slot)
@@ -119,8 +150,9 @@ void evq_cancel(evq *q, uint32_t slot)
 
 uint32_t evq_pop(evq *q, uint64_t *time_us)
 {
-    uint32_t slot = q->heap[0].slot;
-    *time_us = q->heap[0].time_us;
+    uint64_t key = q->heap[0];
+    *time_us = q->base_us + (key >> q->slot_bits);
+    q->popped_us = *time_us;
     remove_at(q, 0);
-    return slot;
+    return (uint32_t)(key & q->slot_mask);
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MEDIUM_IDLE = 0, MEDIUM_BACKOFF = 1, MEDIUM_ON_AIR = 2 };
+enum { MEDIUM_IDLE = 0, MEDIUM_BACKOFF = 1, MEDIUM_ON_AIR = 2, MEDIUM_GIVING_UP = 3 };
 
 /* CC1000 stack style backoffs, in byte times: initial 1..32, congestion 1..16. */
 #define INITIAL_BACKOFF_UNITS 32u
@@ -13,11 +13,13 @@ enum { MEDIUM_IDLE = 0, MEDIUM_BACKOFF = 1, MEDIUM_ON_AIR = 2 };
 int medium_init(emu_medium *m, uint32_t n, const emu_platform *p, int lossless, uint64_t seed,
                 evq *q, uint32_t slot_base)
 {
+    uint32_t i;
     memset(m, 0, sizeof *m);
     m->rx = calloc(n ? n : 1, sizeof *m->rx);
     m->tx = calloc(n ? n : 1, sizeof *m->tx);
+    m->backoff_rng = calloc(n ? n : 1, sizeof *m->backoff_rng);
     m->row = calloc((size_t)n + 1, sizeof *m->row);
-    if (!m->rx || !m->tx || !m->row) {
+    if (!m->rx || !m->tx || !m->backoff_rng || !m->row) {
         medium_free(m);
         return -1;
     }
@@ -28,6 +30,8 @@ int medium_init(emu_medium *m, uint32_t n, const emu_platform *p, int lossless, 
     m->q = q;
     m->slot_base = slot_base;
     emu_rng_seed(&m->rng, seed, 0x4ad10u);
+    for (i = 0; i < n; i++)
+        emu_rng_seed(&m->backoff_rng[i], seed, 0xb0ff000000ull + i);
     return 0;
 }
 
@@ -35,11 +39,13 @@ void medium_free(emu_medium *m)
 {
     free(m->rx);
     free(m->tx);
+    free(m->backoff_rng);
     free(m->row);
     free(m->dst);
     free(m->prob);
     m->rx = NULL;
     m->tx = NULL;
+    m->backoff_rng = NULL;
     m->row = NULL;
     m->dst = NULL;
     m->prob = NULL;
@@ -101,9 +107,9 @@ static void arm(emu_medium *m, uint32_t node, uint64_t at_us)
     evq_schedule(m->q, m->slot_base + node, at_us);
 }
 
-static uint64_t backoff_us(emu_medium *m, uint32_t units)
+static uint64_t backoff_us(emu_medium *m, uint32_t node, uint32_t units)
 {
-    return (1u + emu_rng_below(&m->rng, units)) * m->byte_us;
+    return (1u + emu_rng_below(&m->backoff_rng[node], units)) * m->byte_us;
 }
 
 int medium_send(emu_medium *m, uint32_t node, uint64_t now_us, const uint8_t *msg, uint8_t len)
@@ -115,7 +121,7 @@ int medium_send(emu_medium *m, uint32_t node, uint64_t now_us, const uint8_t *ms
     t->len = len;
     t->backoffs = 0;
     t->phase = MEDIUM_BACKOFF;
-    arm(m, node, now_us + backoff_us(m, INITIAL_BACKOFF_UNITS));
+    arm(m, node, now_us + backoff_us(m, node, INITIAL_BACKOFF_UNITS));
     return 1;
 }
 
@@ -208,27 +214,59 @@ static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
     m->on_done(m->owner, s, acked);
 }
 
-void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us)
+static void give_up(emu_medium *m, uint32_t node)
+{
+    m->tx[node].phase = MEDIUM_IDLE;
+    m->counters[EMU_CNT_DROPPED][node]++;
+    m->on_done(m->owner, node, 0);
+}
+
+/*
+ * Carrier sense at `now_us`. A busy channel stays busy at least until the
+ * node's hear_until, so the polls that would fall before it are all busy:
+ * count them and draw their backoffs here, and wake up for the first poll that
+ * could find the channel free, or for the poll that gives up.
+ */
+static void sense(emu_medium *m, uint32_t node, uint64_t now_us)
 {
     medium_tx *t = &m->tx[node];
-    if (t->phase == MEDIUM_ON_AIR) {
-        end_tx(m, node, now_us);
-        return;
-    }
-    if (t->phase != MEDIUM_BACKOFF)
-        return;
-    if (m->lossless || m->rx[node].hear_until <= now_us) {
+    uint64_t busy_until = m->rx[node].hear_until;
+    uint64_t poll = now_us;
+    if (m->lossless || busy_until <= now_us) {
         start_tx(m, node, now_us);
         return;
     }
-    m->counters[EMU_CNT_BACKOFFS][node]++;
-    if (++t->backoffs >= MEDIUM_MAX_BACKOFFS) {
-        t->phase = MEDIUM_IDLE;
-        m->counters[EMU_CNT_DROPPED][node]++;
-        m->on_done(m->owner, node, 0);
-        return;
+    do {
+        m->counters[EMU_CNT_BACKOFFS][node]++;
+        if (++t->backoffs >= MEDIUM_MAX_BACKOFFS) {
+            if (poll == now_us) {
+                give_up(m, node);
+            } else {
+                t->phase = MEDIUM_GIVING_UP;
+                arm(m, node, poll);
+            }
+            return;
+        }
+        poll += backoff_us(m, node, CONGESTION_BACKOFF_UNITS);
+    } while (poll < busy_until);
+    arm(m, node, poll);
+}
+
+void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us)
+{
+    switch (m->tx[node].phase) {
+    case MEDIUM_BACKOFF:
+        sense(m, node, now_us);
+        break;
+    case MEDIUM_ON_AIR:
+        end_tx(m, node, now_us);
+        break;
+    case MEDIUM_GIVING_UP:
+        give_up(m, node);
+        break;
+    default:
+        break;
     }
-    arm(m, node, now_us + backoff_us(m, CONGESTION_BACKOFF_UNITS));
 }
 
 void medium_set_listening(emu_medium *m, uint32_t node, int on)

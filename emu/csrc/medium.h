@@ -12,7 +12,13 @@
  *     another one corrupts both there (a collision), whatever their strength.
  *   - Sending is CSMA: a node waits a random initial backoff, senses the
  *     channel (busy if it hears anything), and backs off again while busy; it
- *     gives up after MEDIUM_MAX_BACKOFFS (counted as dropped).
+ *     gives up after MEDIUM_MAX_BACKOFFS (counted as dropped). Polling costs
+ *     one event per busy PERIOD, not per poll: a receiver's hear_until never
+ *     moves back, so when a poll finds the channel busy, every later poll
+ *     before hear_until would too; those polls are played out at once (their
+ *     backoffs drawn from the node's own stream, so the outcome is exactly
+ *     that of polling) and the next event is the first poll at or after
+ *     hear_until, or the poll that gives up.
  *   - At the end of a transmission each receiver that stayed locked on it,
  *     uncorrupted, with its radio listening, receives it with the link's
  *     probability (times a global decay factor). A unicast is acknowledged if
@@ -54,7 +60,7 @@ typedef struct medium_rx {
 
 typedef struct medium_tx {
     uint32_t id;
-    uint8_t phase; /* MEDIUM_IDLE / MEDIUM_BACKOFF / MEDIUM_ON_AIR */
+    uint8_t phase; /* MEDIUM_IDLE / MEDIUM_BACKOFF / MEDIUM_ON_AIR / MEDIUM_GIVING_UP */
     uint8_t backoffs;
     uint8_t len;
     uint8_t buf[MEDIUM_MAX_MSG];
@@ -74,8 +80,9 @@ typedef struct emu_medium {
     uint32_t next_tx_id;
     medium_rx *rx;
     medium_tx *tx;
+    emu_rng *backoff_rng; /* per node: backoff draws depend only on the node's own polls */
     uint32_t **counters; /* the network's per-node counter arrays, by enum emu_counter */
-    emu_rng rng;
+    emu_rng rng; /* link losses and acks, in event order */
     void *owner;
     medium_rx_fn on_rx;
     medium_done_fn on_done;

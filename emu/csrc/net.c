@@ -246,7 +246,10 @@ int emu_net_schedule_fault(emu_net *net, uint32_t node, uint64_t at_us, uint32_t
     k = net->fault_free[--net->n_fault_free];
     net->fault_node[k] = node;
     net->fault_alive[k] = (uint8_t)(alive != 0);
-    evq_schedule(&net->q, fault_slot(net, k), at_us < net->now_us ? net->now_us : at_us);
+    if (evq_schedule(&net->q, fault_slot(net, k), at_us < net->now_us ? net->now_us : at_us)) {
+        net->n_fault_free++;
+        return -1;
+    }
     return 0;
 }
 

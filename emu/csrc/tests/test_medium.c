@@ -227,12 +227,12 @@ static void test_uart_round_trip(void)
     emu_net_free(net);
 }
 
-static void test_evq_orders_by_time_then_arming(void)
+static void test_evq_orders_by_time_then_slot(void)
 {
     evq q;
     emu_rng rng;
     uint64_t last = 0, t;
-    uint32_t i, slot, popped = 0;
+    uint32_t i, slot, last_slot = 0, popped = 0;
     CHECK(evq_init(&q, 1000) == 0);
     emu_rng_seed(&rng, 42, 0);
     for (i = 0; i < 5000; i++) {
@@ -244,18 +244,40 @@ static void test_evq_orders_by_time_then_arming(void)
     }
     while (q.count) {
         slot = evq_pop(&q, &t);
-        CHECK(t >= last);
+        CHECK(t > last || (t == last && (popped == 0 || slot > last_slot)));
         CHECK(!evq_is_armed(&q, slot));
         last = t;
+        last_slot = slot;
         popped++;
     }
     CHECK(popped > 0 && popped <= 1000);
-    evq_schedule(&q, 1, 5);
     evq_schedule(&q, 2, 5);
-    evq_schedule(&q, 1, 5); /* re-armed: now after slot 2 */
-    CHECK(evq_pop(&q, &t) == 2);
+    evq_schedule(&q, 1, 5);
+    evq_schedule(&q, 2, 5); /* re-arming does not change the order of a tie */
     CHECK(evq_pop(&q, &t) == 1);
+    CHECK(evq_pop(&q, &t) == 2);
+    CHECK(t == 5);
     evq_free(&q);
+}
+
+static void test_evq_moves_its_base_for_far_deadlines(void)
+{
+    evq q;
+    uint64_t t, far;
+    CHECK(evq_init(&q, EVQ_MAX_SLOTS) == 0);
+    far = q.span_us + 100u; /* beyond the key span counted from 0, within it from 400 */
+    evq_schedule(&q, 7, 400);
+    CHECK(evq_pop(&q, &t) == 7 && t == 400);
+    evq_schedule(&q, 9, 900);
+    CHECK(evq_schedule(&q, 8, far) == 0);
+    CHECK(evq_schedule(&q, 5, 901) == 0);
+    CHECK(evq_schedule(&q, 6, 400 + 2u * q.span_us) == -1);
+    CHECK(!evq_is_armed(&q, 6));
+    CHECK(evq_pop(&q, &t) == 9 && t == 900);
+    CHECK(evq_pop(&q, &t) == 5 && t == 901);
+    CHECK(evq_pop(&q, &t) == 8 && t == far);
+    evq_free(&q);
+    CHECK(evq_init(&q, EVQ_MAX_SLOTS + 1u) == -1);
 }
 
 static void test_same_seed_same_run(void)
@@ -292,7 +314,8 @@ int main(void)
     test_battery_depletion_kills();
     test_kill_and_revive();
     test_uart_round_trip();
-    test_evq_orders_by_time_then_arming();
+    test_evq_orders_by_time_then_slot();
+    test_evq_moves_its_base_for_far_deadlines();
     test_same_seed_same_run();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
