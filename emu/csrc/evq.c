@@ -31,8 +31,14 @@ static void sift_up(evq *q, uint32_t i, uint64_t key)
 static uint32_t min_child(const evq *q, uint32_t c)
 {
     const uint64_t *h = q->heap;
-    uint32_t best = c, k, end = c + ARITY < q->count ? c + ARITY : q->count;
-    for (k = c + 1u; k < end; k++)
+    uint32_t best, k, end;
+    if (c + 3u < q->count) { /* full group: selects, no branches to mispredict */
+        uint32_t a = c + (uint32_t)(h[c + 1u] < h[c]);
+        uint32_t b = c + 2u + (uint32_t)(h[c + 3u] < h[c + 2u]);
+        return h[b] < h[a] ? b : a;
+    }
+    end = q->count;
+    for (best = c, k = c + 1u; k < end; k++)
         if (h[k] < h[best])
             best = k;
     return best;
@@ -150,9 +156,20 @@ void evq_cancel(evq *q, uint32_t slot)
 
 uint32_t evq_pop(evq *q, uint64_t *time_us)
 {
-    uint64_t key = q->heap[0];
+    uint64_t key = q->heap[0], last;
+    uint32_t i = 0, c;
     *time_us = q->base_us + (key >> q->slot_bits);
     q->popped_us = *time_us;
-    remove_at(q, 0);
+    q->pos[key & q->slot_mask] = EVQ_IDLE;
+    last = q->heap[--q->count];
+    if (q->count == 0)
+        return (uint32_t)(key & q->slot_mask);
+    /* Floyd: walk the hole down to a leaf, then let the last key climb back */
+    while ((c = first_child(i)) < q->count) {
+        c = min_child(q, c);
+        place(q, i, q->heap[c]);
+        i = c;
+    }
+    sift_up(q, i, last);
     return (uint32_t)(key & q->slot_mask);
 }
