@@ -43,26 +43,66 @@ static uint8_t any_query_running(const mote_state *st)
     return 0;
 }
 
-static void report_power(mote_state *st)
+/*
+ * Awake: CPU on. The radio listens too unless the result queue is full -- then
+ * children's sends go unacknowledged and they keep their results (backpressure,
+ * core/schedule.h). The root never sleeps.
+ */
+static uint8_t node_awake(const mote_state *st, uint32_t now)
 {
-    uint8_t on = st->id == MOTE_ROOT_ID || st->listening || st->radio_busy || !any_query_running(st);
-    if (on == st->power_on)
-        return;
-    st->power_on = on;
-    st->hal->power(st->hal->ctx, MOTE_PWR_CPU, on);
-    st->hal->power(st->hal->ctx, MOTE_PWR_RADIO, on);
+    if (st->id == MOTE_ROOT_ID || !any_query_running(st) || st->radio_busy || st->listening ||
+        st->waiting || !sched_due(st->hold_until, now))
+        return 1;
+    return (st->ctl_count && tx_gate(st)) || (tx_results_pending(st) && tx_results_gate(st, now));
 }
 
+static void report_power(mote_state *st)
+{
+    uint8_t cpu = node_awake(st, mote_now(st));
+    uint8_t radio = cpu && (st->id == MOTE_ROOT_ID || radioq_count(&st->rq) < radioq_len(&st->rq));
+    uint8_t bits = (uint8_t)(cpu << MOTE_PWR_CPU | radio << MOTE_PWR_RADIO);
+    if (bits == st->power)
+        return;
+    if ((bits ^ st->power) & (1u << MOTE_PWR_CPU))
+        st->hal->power(st->hal->ctx, MOTE_PWR_CPU, cpu);
+    if ((bits ^ st->power) & (1u << MOTE_PWR_RADIO))
+        st->hal->power(st->hal->ctx, MOTE_PWR_RADIO, radio);
+    st->power = bits;
+}
+
+static void earliest(uint32_t *next, uint32_t t)
+{
+    if ((int32_t)(t - *next) < 0)
+        *next = t;
+}
+
+/*
+ * The single HAL alarm: the next query phase, and while awake the moments that
+ * may let the node sleep (end of the activity tail, of the parent's listening,
+ * of the own interval). Beacons need an alarm only when no query wakes the node.
+ */
 static void rearm(mote_state *st)
 {
-    uint32_t now = mote_now(st), next = st->next_beacon_at;
-    uint8_t i;
+    uint32_t now = mote_now(st), next = now + 0x7FFFFFFFu;
+    uint8_t i, running = 0;
     for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status >= QUERY_RUNNING &&
-            (int32_t)(st->run[i].next_at - next) < 0)
-            next = st->run[i].next_at;
-    if (st->retry_pending && (int32_t)(st->retry_at - next) < 0)
-        next = st->retry_at;
+        if (st->queries.slot[i].status >= QUERY_RUNNING) {
+            running = 1;
+            earliest(&next, st->run[i].next_at);
+        }
+    if (!running)
+        earliest(&next, st->next_beacon_at);
+    if (st->retry_pending)
+        earliest(&next, st->retry_at);
+    if (running && st->power && st->id != MOTE_ROOT_ID) {
+        if (!sched_due(st->hold_until, now))
+            earliest(&next, st->hold_until);
+        if (tx_results_pending(st) && !sched_due(st->send_until, now))
+            earliest(&next, st->send_until);
+        for (i = 0; i < QUERY_SLOTS; i++)
+            if (st->ctl_count && (st->gate_open & (1u << i)) && !sched_due(st->run[i].tx_until, now))
+                earliest(&next, st->run[i].tx_until);
+    }
     if ((int32_t)(next - now) < 0)
         next = now;
     next -= (uint32_t)st->clock_offset;
@@ -85,7 +125,8 @@ static void send_beacon(mote_state *st)
 
 static void settle(mote_state *st)
 {
-    if (st->beacon_due && tx_gate(st))
+    /* Records first: the parent merges what reaches it before its own transmit time. */
+    if (st->beacon_due && tx_gate(st) && !tx_results_pending(st) && !st->radio_busy)
         send_beacon(st);
     tx_pump(st);
     report_power(st);
@@ -198,6 +239,9 @@ static void on_result_for_me(mote_state *st, const mhop_header *mh, const qr_vie
     uint8_t slot;
     if (verdict == ROUTING_DROP_DUP || verdict == ROUTING_DROP_CYCLE)
         return;
+    st->child_epochs = CHILD_MEMORY_EPOCHS;
+    if (v->type == QR_TUPLE) /* more may follow: the activity tail */
+        st->hold_until = mote_now(st) + ACTIVITY_HOLD_MS;
     slot = running_slot(st, v->qid);
     if (slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD) {
         proc_merge(st, slot, v); /* TAG: folded into our own record, not forwarded */
@@ -235,6 +279,10 @@ static void on_multihop(mote_state *st, const tos_header *tos, const uint8_t *da
     body_len = (uint8_t)(tos->length - MHOP_HEADER_LEN);
     mhop_header_unpack(&mh, data);
     routing_on_packet(&st->rt, tos, &mh, body, body_len);
+    if (mh.sourceaddr == routing_parent(&st->rt) && st->id != MOTE_ROOT_ID) {
+        tx_parent_heard(st);
+        run_parent_heard(st);
+    }
     if (tos->type != AM_DATA || !qr_decode(&v, body, body_len))
         return;
     if (tos->addr == st->id ||
@@ -257,7 +305,7 @@ void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
     radioq_init(&st->rq, tx_winavg_merge, st);
     routing_init(&st->rt, id);
     serial_rx_init(&st->srx);
-    st->power_on = 0;
+    st->power = 0;
     /* Spread the first beacons so neighbours booted together do not collide. */
     st->next_beacon_at = mote_now(st) + hal->rand16(hal->ctx) % BEACON_PERIOD_MS;
     report_power(st);
@@ -271,7 +319,8 @@ void mote_on_alarm(mote_state *st)
     st->alarm_armed = 0; /* consumed */
     for (i = 0; i < QUERY_SLOTS; i++)
         run_advance(st, i, now);
-    if (sched_due(st->next_beacon_at, now)) {
+    /* With a query running, beacons ride on the transmit phase (runs.c). */
+    if (!any_query_running(st) && sched_due(st->next_beacon_at, now)) {
         routing_tick(&st->rt);
         st->beacon_due = 1;
         st->next_beacon_at = now + BEACON_PERIOD_MS;
@@ -319,8 +368,7 @@ void mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len)
 
 void mote_on_send_done(mote_state *st, uint8_t acked)
 {
-    (void)acked; /* link-layer retries are the platform's business */
-    tx_done(st);
+    tx_done(st, acked);
     settle(st);
 }
 
@@ -351,7 +399,10 @@ uint16_t mote_id(const mote_state *st) { return st->id; }
 uint16_t mote_parent(const mote_state *st) { return routing_parent(&st->rt); }
 uint8_t mote_depth(const mote_state *st) { return routing_depth(&st->rt); }
 uint32_t mote_logical_time(const mote_state *st) { return mote_now(st); }
-uint8_t mote_power_state(const mote_state *st) { return st->power_on; }
+uint8_t mote_power_state(const mote_state *st)
+{
+    return st->power == (1u << MOTE_PWR_CPU | 1u << MOTE_PWR_RADIO);
+}
 
 void mote_get_stats(const mote_state *st, mote_stats *out)
 {

@@ -13,6 +13,7 @@
  *   radioq       result queue with prioritisation           (net/radioq.h)
  *   ctlq         small FIFO of control packets (query/command forwards,
  *                status replies, beacons)
+ *   held         the result on the air or awaiting the parent's ack
  *   routing      collection tree                            (net/routing.h)
  *   serial       UART receiver                              (net/serial.h)
  */
@@ -26,32 +27,46 @@
 #include "../net/serial.h"
 #include "../ops/groups.h"
 #include "../query/assembly.h"
+#include "../result/result.h"
 #include "mote.h"
 #include "mote_stats.h"
+#include "schedule.h"
 
-#define AGG_ARENA_BYTES 560u
+#define AGG_ARENA_BYTES 544u
 #define CTLQ_LEN 4u
 #define DRAIN_EPOCHS 2u          /* epochs a stopped query keeps merging children */
 #define TIME_SYNC_TOLERANCE_MS 16u /* smaller differences are radio latency, not skew */
 #define BEACON_PERIOD_MS 4096u
 #define SEND_RETRY_MS 8u
+/* The activity tail (core/schedule.h): a parent listens this long after a tuple
+ * for it; > SCHED_TX_GUARD_MS, so a child's next send, started at once, lands. */
+#define ACTIVITY_HOLD_MS 48u
+/* How long an acknowledgement or an overheard packet vouches for the parent
+ * listening: a send started within it ends inside the parent's hold. */
+#define PARENT_AWAKE_MS (ACTIVITY_HOLD_MS - SCHED_TX_GUARD_MS)
+#define RESULT_MAX_TRIES 8u      /* sends of one result before it is given up */
+#define RESULT_RETRY_MS 16u      /* base delay before resending an unacknowledged result */
+#define CHILD_MEMORY_EPOCHS 4u   /* epochs a node counts as a parent after hearing a child */
 
 /*
- * Where a query is within its epoch: the next thing to happen. Three alarms
- * per epoch: the node wakes once (children's interval), samples right away,
- * transmits in its own interval and sleeps after its parent's.
+ * Where a query is within its epoch: the next thing to happen. A node with
+ * children wakes for their interval (PH_WAKE) and transmits later in the same
+ * wake-up (PH_TRANSMIT); a leaf and the root wake once (PH_WAKE_TRANSMIT).
+ * After transmitting, a non-root node waits for its parent (PH_PARENT) --
+ * until it hears it, or the parent's interval ends.
  */
 enum run_phase {
-    PH_WAKE = 0,     /* children's interval: new epoch, sample, radio on */
-    PH_TRANSMIT = 1, /* own interval (+ jitter): emit records, open the send gate */
-    PH_SLEEP = 2     /* after the parent's interval: gate closed, radio off */
+    PH_WAKE = 0,          /* children's interval: new epoch, sample, listen */
+    PH_TRANSMIT = 1,      /* own interval (+ jitter): emit records */
+    PH_WAKE_TRANSMIT = 2, /* both at the transmit time (no children to hear) */
+    PH_PARENT = 3         /* end of the parent's interval: stop waiting to hear it */
 };
 
 typedef struct query_run {
     uint32_t epoch_start; /* logical ms */
     uint32_t epoch_ms;
     uint32_t next_at;     /* logical ms of `phase` */
-    uint32_t tx_until;    /* end of the node's own interval: the send gate closes */
+    uint32_t tx_until;    /* end of the node's own interval: control packets stop */
     uint16_t epoch;       /* current epoch number, 1-based once started */
     uint16_t arena_off;   /* this query's states in the arena */
     uint16_t arena_len;
@@ -66,6 +81,19 @@ typedef struct ctl_packet {
     uint8_t len;
     uint8_t bytes[TOS_MSG_MAX];
 } ctl_packet;
+
+/*
+ * The result being sent, or waiting to be resent until the parent
+ * acknowledges it. The QueryResult bytes carry qid and epoch; the multihop
+ * seqno of the first send is reused so the parent can drop a duplicate.
+ */
+typedef struct held_result {
+    uint16_t origin;
+    uint16_t seqno;
+    uint8_t valid;
+    uint8_t tries;        /* sends so far */
+    uint8_t payload[QR_LEN];
+} held_result;
 
 struct mote_state {
     const mote_hal *hal;
@@ -82,8 +110,11 @@ struct mote_state {
     uint8_t ctl_head, ctl_count;
     uint8_t radio_busy;       /* a radio_send is in flight */
     uint8_t gate_open;        /* queries past their transmit start this epoch (bit per slot) */
-    uint8_t listening;        /* queries in an awake interval (bit per slot) */
-    uint8_t power_on;         /* last state reported through hal.power */
+    uint8_t listening;        /* queries in their children's interval (bit per slot) */
+    uint8_t waiting;          /* queries waiting to hear the parent (bit per slot) */
+    uint8_t power;            /* last state reported through hal.power (bit per part) */
+    uint8_t result_in_flight; /* the radio carries `held` */
+    uint8_t child_epochs;     /* epochs left counting as a parent (results heard) */
     uint8_t beacon_due;
     uint8_t no_interleave;
     uint8_t cmd_seen;
@@ -94,6 +125,9 @@ struct mote_state {
     uint8_t retry_pending;
     uint8_t alarm_armed;      /* the platform holds an alarm at alarm_at (hal time) */
     uint32_t alarm_at;
+    uint32_t hold_until;      /* activity tail: keep listening until then */
+    uint32_t send_until;      /* the parent is known to listen until then */
+    held_result held;
 
     routing rt;
     serial_rx srx;

@@ -22,6 +22,7 @@ typedef struct mote_stats {
     uint32_t queries_refused;    /* complete queries that could not run (state memory) */
     uint32_t group_overflows;    /* readings or records lost: no free group slot */
     uint32_t ctl_dropped;        /* control packets lost: control queue full */
+    uint32_t results_unacked;    /* results given up after RESULT_MAX_TRIES unacknowledged sends */
     uint32_t commands_executed;
     uint32_t commands_unknown;   /* unknown names or bad parameters */
     uint32_t epochs;             /* epochs started over all queries */

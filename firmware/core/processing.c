@@ -156,6 +156,16 @@ void proc_snoop(mote_state *st, uint8_t slot, const qr_view *v)
     }
 }
 
+uint8_t proc_snoops(const query *q)
+{
+    uint8_t e;
+    for (e = 0; e < q->num_exprs; e++)
+        if (QUERY_IS_AGG_EXPR(&q->exprs[e]) &&
+            (q->exprs[e].op == AGG_MIN || q->exprs[e].op == AGG_MAX))
+            return 1;
+    return 0;
+}
+
 void proc_emit(mote_state *st, uint8_t slot)
 {
     const query *q = &st->queries.slot[slot];

@@ -32,6 +32,9 @@ void proc_merge(mote_state *st, uint8_t slot, const qr_view *v);
 void proc_snoop(mote_state *st, uint8_t slot, const qr_view *v);
 void proc_emit(mote_state *st, uint8_t slot);
 
+/* 1 if the query has a MIN/MAX whose records siblings may suppress (worth listening for). */
+uint8_t proc_snoops(const query *q);
+
 /* Arena bytes of (expression e, group slot g) of the query in `slot`. */
 uint8_t *proc_state(mote_state *st, uint8_t slot, uint8_t e, uint8_t g);
 

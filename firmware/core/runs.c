@@ -12,11 +12,60 @@ static uint32_t interval_start(const query_run *run, uint8_t k)
 
 static uint32_t epoch_end(const query_run *run) { return run->epoch_start + run->epoch_ms; }
 
-static void schedule_wake(mote_state *st, query_run *run)
+/*
+ * Whether to listen in the children's interval: yes if a neighbour routes
+ * through us (routing's view, or results heard lately), and also if one could
+ * -- a neighbour one level deeper may switch to us any epoch, and a record
+ * that finds us asleep is merged an epoch late. Only a node at the rim of the
+ * tree sleeps through it.
+ */
+static uint8_t may_have_children(const routing *rt, uint8_t heard_recently)
 {
+    uint8_t i, n = routing_neighbor_count(rt), below = (uint8_t)(routing_depth(rt) + 1u);
+    if (heard_recently)
+        return 1;
+    for (i = 0; i < n; i++) {
+        const routing_neighbor *nb = routing_neighbor_at(rt, i);
+        if (nb->is_child || nb->depth == below)
+            return 1;
+    }
+    return 0;
+}
+
+/* The random part of the transmit start, drawn when the time is fixed. */
+static uint32_t jitter(mote_state *st, const query_run *run)
+{
+    uint32_t span = sched_jitter_span(sched_interval_ms(run->epoch_ms));
+    return st->id != MOTE_ROOT_ID && span ? st->hal->rand16(st->hal->ctx) % span : 0u;
+}
+
+/*
+ * First wake-up of the epoch starting at run->epoch_start (core/schedule.h):
+ * for the children's interval if there are children (the root always: its
+ * reading must precede its children's records, as for every parent), at the start of the own
+ * interval for a leaf that may snoop a sibling's MIN/MAX, else at the transmit
+ * time itself.
+ */
+static void schedule_epoch(mote_state *st, uint8_t slot)
+{
+    query_run *run = &st->run[slot];
     run->slot_depth = sched_slot_depth(routing_depth(&st->rt));
-    run->phase = PH_WAKE;
-    run->next_at = interval_start(run, (uint8_t)(run->slot_depth + 1u));
+    if (st->id == MOTE_ROOT_ID || may_have_children(&st->rt, st->child_epochs != 0)) {
+        run->phase = PH_WAKE;
+        run->next_at = interval_start(run, (uint8_t)(run->slot_depth + 1u));
+    } else if (proc_snoops(&st->queries.slot[slot])) {
+        run->phase = PH_WAKE;
+        run->next_at = interval_start(run, run->slot_depth);
+    } else {
+        run->phase = PH_WAKE_TRANSMIT;
+        run->next_at = interval_start(run, run->slot_depth) + jitter(st, run);
+    }
+}
+
+static void next_epoch(mote_state *st, uint8_t slot)
+{
+    st->run[slot].epoch_start = epoch_end(&st->run[slot]);
+    schedule_epoch(st, slot);
 }
 
 static uint8_t group_slots_wanted(const query *q)
@@ -67,6 +116,7 @@ void run_stop(mote_state *st, uint8_t slot)
     run->arena_len = 0;
     st->gate_open &= (uint8_t)~(1u << slot);
     st->listening &= (uint8_t)~(1u << slot);
+    st->waiting &= (uint8_t)~(1u << slot);
     qtable_free(&st->queries, slot);
 }
 
@@ -82,9 +132,10 @@ void run_retime(mote_state *st, uint8_t slot)
     query_run *run = &st->run[slot];
     run->epoch_ms = sched_epoch_ms(st->queries.slot[slot].epoch_units);
     run->epoch_start = sched_next_boundary(mote_now(st), run->epoch_ms);
-    schedule_wake(st, run);
+    schedule_epoch(st, slot);
     st->gate_open &= (uint8_t)~(1u << slot);
     st->listening &= (uint8_t)~(1u << slot);
+    st->waiting &= (uint8_t)~(1u << slot);
 }
 
 void run_adopt_epoch(mote_state *st, uint8_t slot, uint16_t epoch)
@@ -95,37 +146,48 @@ void run_adopt_epoch(mote_state *st, uint8_t slot, uint16_t epoch)
         run->epoch = epoch;
 }
 
-/* Each phase does its work and schedules the next one. */
-static void phase_wake(mote_state *st, uint8_t slot)
+/* New epoch: count it, sample. 0 if the query has finished draining (slot freed). */
+static uint8_t begin_epoch(mote_state *st, uint8_t slot)
 {
     query *q = &st->queries.slot[slot];
     query_run *run = &st->run[slot];
-    uint32_t jitter = 0, half = sched_interval_ms(run->epoch_ms) / 2u;
     if (q->status == QUERY_DRAINING) {
         if (run->drain_left == 0) {
             run_stop(st, slot);
-            return;
+            return 0;
         }
         run->drain_left--;
     }
     run->epoch++;
     run->emitted = 0;
     st->stats.epochs++;
-    st->listening |= (uint8_t)(1u << slot);
+    st->gate_open &= (uint8_t)~(1u << slot);
+    if (st->child_epochs)
+        st->child_epochs--;
     if (q->status == QUERY_RUNNING)
         proc_sample(st, slot);
-    /* Siblings share the interval: a random start spreads them and lets snooping work. */
-    if (st->id != MOTE_ROOT_ID && half)
-        jitter = st->hal->rand16(st->hal->ctx) % half;
-    run->phase = PH_TRANSMIT;
-    run->next_at = interval_start(run, run->slot_depth) + jitter;
+    return 1;
 }
 
-static void phase_transmit(mote_state *st, uint8_t slot)
+/* Each phase does its work and schedules the next one. */
+static void phase_wake(mote_state *st, uint8_t slot)
+{
+    query_run *run = &st->run[slot];
+    if (!begin_epoch(st, slot))
+        return;
+    st->listening |= (uint8_t)(1u << slot);
+    run->phase = PH_TRANSMIT;
+    run->next_at = interval_start(run, run->slot_depth) + jitter(st, run);
+}
+
+static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
 {
     query *q = &st->queries.slot[slot];
     query_run *run = &st->run[slot];
     uint32_t interval = sched_interval_ms(run->epoch_ms);
+    if (run->phase == PH_WAKE_TRANSMIT && !begin_epoch(st, slot))
+        return;
+    st->listening &= (uint8_t)~(1u << slot);
     st->gate_open |= (uint8_t)(1u << slot);
     run->tx_until = epoch_end(run) - (uint32_t)run->slot_depth * interval;
     if (q->has_agg)
@@ -133,20 +195,36 @@ static void phase_transmit(mote_state *st, uint8_t slot)
     if (q->status == QUERY_RUNNING &&
         ((q->num_epochs && run->epoch >= q->num_epochs) || q->epoch_units == QUERY_EPOCH_ONCE))
         run_drain(st, slot);
-    /* Awake through the parent's interval too (sync, route liveness), but silent: our
-     * children are asleep then. */
-    run->phase = PH_SLEEP;
-    run->next_at = run->slot_depth ? epoch_end(run) - (uint32_t)(run->slot_depth - 1u) * interval
-                                   : epoch_end(run);
+    /* Beacons ride on this wake-up rather than on an alarm of their own. */
+    if (sched_due(st->next_beacon_at, now)) {
+        routing_tick(&st->rt);
+        st->beacon_due = 1;
+        st->next_beacon_at = now + BEACON_PERIOD_MS;
+    }
+    if (st->id == MOTE_ROOT_ID) {
+        next_epoch(st, slot);
+        return;
+    }
+    /* The parent listens through its own interval: results may go until its end. */
+    run->phase = PH_PARENT;
+    run->next_at = run->slot_depth ? run->tx_until + interval : epoch_end(run);
+    st->send_until = sched_later(st->send_until, run->next_at);
+    st->waiting |= (uint8_t)(1u << slot);
 }
 
-static void phase_sleep(mote_state *st, uint8_t slot)
+static void phase_parent(mote_state *st, uint8_t slot)
 {
-    query_run *run = &st->run[slot];
-    st->gate_open &= (uint8_t)~(1u << slot);
-    st->listening &= (uint8_t)~(1u << slot);
-    run->epoch_start = epoch_end(run);
-    schedule_wake(st, run);
+    st->waiting &= (uint8_t)~(1u << slot);
+    next_epoch(st, slot);
+}
+
+void run_parent_heard(mote_state *st)
+{
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if ((st->waiting & (1u << i)) && st->queries.slot[i].status >= QUERY_RUNNING &&
+            st->run[i].phase == PH_PARENT)
+            phase_parent(st, i);
 }
 
 void run_advance(mote_state *st, uint8_t slot, uint32_t now)
@@ -159,9 +237,9 @@ void run_advance(mote_state *st, uint8_t slot, uint32_t now)
             return;
         if (run->phase == PH_WAKE)
             phase_wake(st, slot);
-        else if (run->phase == PH_TRANSMIT)
-            phase_transmit(st, slot);
+        else if (run->phase == PH_TRANSMIT || run->phase == PH_WAKE_TRANSMIT)
+            phase_transmit(st, slot, now);
         else
-            phase_sleep(st, slot);
+            phase_parent(st, slot);
     }
 }

@@ -15,6 +15,13 @@ uint32_t sched_interval_ms(uint32_t epoch_ms)
     return i ? i : 1u;
 }
 
+uint32_t sched_jitter_span(uint32_t interval_ms)
+{
+    uint32_t half = interval_ms / 2u;
+    uint32_t fits = interval_ms > SCHED_TX_GUARD_MS ? interval_ms - SCHED_TX_GUARD_MS : 0u;
+    return fits > half ? fits : half;
+}
+
 uint32_t sched_next_boundary(uint32_t now, uint32_t epoch_ms)
 {
     uint32_t into = now % epoch_ms;

@@ -10,14 +10,52 @@
  *     listens      in interval d+1 (its children transmit),
  *     transmits    in interval d   (records go to the parent, which listens),
  *     overhears    in interval d-1 (its parent transmits: time/epoch sync,
- *                                   route liveness, snooping a sibling's parent),
+ *                                   route liveness, query forwards),
  * and sleeps otherwise, so a partial aggregate climbs one level per interval
  * and reaches the root (depth 0, last interval) within the epoch it was
  * sampled in. Interval length = epoch / SCHED_INTERVALS (at least 1 ms);
  * nodes deeper than SCHED_MAX_DEPTH, or without a route, use the slot of
- * SCHED_MAX_DEPTH. A node samples when it wakes for its children's interval:
- * one wake-up per epoch instead of two (the paper samples at the epoch start;
- * the reading still belongs to the same epoch).
+ * SCHED_MAX_DEPTH. The transmit start is delayed by a random part of the
+ * interval (sched_jitter_span) so a depth level does not contend at one
+ * instant; the delay is folded into the transmit alarm, it costs no event.
+ *
+ * Where motebase departs from the paper, and why:
+ *   - Wake-ups are event-driven, at most one alarm each. A node with children
+ *     wakes for their interval (and samples then: the reading still belongs
+ *     to the epoch); a leaf has nothing to listen to and wakes only at its
+ *     transmit time, sampling there. Nobody arms an alarm to go to sleep after
+ *     the parent's interval: hearing the parent's first result or beacon ends
+ *     that wait (the packet is needed anyway for sync); an alarm at the end of
+ *     the parent's interval is only the fallback when the parent is silent.
+ *     Whether a node has children is what routing says (their beacons name it)
+ *     or what it heard in the last CHILD_MEMORY_EPOCHS epochs; a wrongly
+ *     assumed leaf still hears a new child's retries while it is awake in its
+ *     own interval, and counts as a parent from then on.
+ *   - One interval per level is too short for tuples: a relay near the root
+ *     carries its whole subtree, several packets of ~18 ms each on a Mica2.
+ *     So results are not confined to the own interval: a node keeps sending
+ *     while the parent is known to listen -- through the parent's interval,
+ *     and for as long as the parent keeps acknowledging or is overheard
+ *     (each is proof it is awake); a parent keeps listening ACTIVITY_HOLD_MS
+ *     after each tuple addressed to it or sent by it (an activity tail), so a
+ *     relayed backlog flows up at radio speed instead of one slot per epoch.
+ *     The root never sleeps (it is powered by the MIB510 board): children of
+ *     the root send whenever they have something.
+ *   - A result stays with its sender until the parent acknowledges it (up to
+ *     RESULT_MAX_TRIES sends, same multihop seqno so a lost ack does not
+ *     duplicate it). A node whose result queue is full stops listening: its
+ *     children's sends go unacknowledged and they keep their results, so a
+ *     burst that a relay cannot forward yet backs up toward the leaves
+ *     instead of being dropped at the relay; where a queue really overflows
+ *     -- at the node producing the readings -- the naive/winavg/delta policy
+ *     chooses what survives (§6.3.1).
+ *   - Aggregate records are one packet per node and epoch in the common case
+ *     and gain nothing from the tail: they do not extend the parent's hold,
+ *     and a record that misses the parent's transmit time is merged into its
+ *     next epoch's state (TinyDB 1.x behaviour).
+ *   - New query parts still flood one level per epoch while a query runs: a
+ *     child hears its parent's forward in the parent's interval, which comes
+ *     after its own; going faster would need nodes to listen longer.
  *
  * All times are logical milliseconds modulo 2^32; compare with sched_due().
  */
@@ -30,11 +68,21 @@
 #define SCHED_INTERVALS (SCHED_MAX_DEPTH + 2u)
 #define SCHED_EPOCH_UNIT_MS 10u
 #define SCHED_ONCE_MS 1024u /* length of the single epoch of an ONCE query */
+/* A result packet's worst case from send to end of air: initial CSMA backoff
+ * (32 byte times) + a 56-byte packet with preamble on a 38.4 kbit/s CC1000. */
+#define SCHED_TX_GUARD_MS 26u
 
 /* Epoch length in ms for an epochDuration in 10-ms units (0x7FFF = ONCE). */
 uint32_t sched_epoch_ms(int16_t units);
 
 uint32_t sched_interval_ms(uint32_t epoch_ms);
+
+/*
+ * Range of the random transmit delay within an interval: late enough starts
+ * still end inside the interval (interval - SCHED_TX_GUARD_MS), but never less
+ * than half the interval (short epochs).
+ */
+uint32_t sched_jitter_span(uint32_t interval_ms);
 
 /* First epoch start at or after `now`. */
 uint32_t sched_next_boundary(uint32_t now, uint32_t epoch_ms);
@@ -50,5 +98,8 @@ uint32_t sched_interval_start(uint32_t epoch_start, uint32_t epoch_ms, uint8_t k
 
 /* 1 if logical time `t` has been reached at `now` (wrap-safe). */
 static inline uint8_t sched_due(uint32_t t, uint32_t now) { return (int32_t)(now - t) >= 0; }
+
+/* The later of two logical times (wrap-safe). */
+static inline uint32_t sched_later(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0 ? a : b; }
 
 #endif /* MOTE_CORE_SCHEDULE_H */

@@ -4,6 +4,7 @@
 #include "../net/serial.h"
 #include "../query/assembly.h"
 #include "../result/result.h"
+#include "schedule.h"
 
 static void pack_tos(uint8_t *out, uint16_t addr, uint8_t am, uint8_t len)
 {
@@ -108,6 +109,15 @@ uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t va
     return 1;
 }
 
+static uint8_t any_running(const mote_state *st)
+{
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING)
+            return 1;
+    return 0;
+}
+
 uint8_t tx_gate(const mote_state *st)
 {
     uint8_t i, running = 0;
@@ -126,6 +136,25 @@ uint8_t tx_gate(const mote_state *st)
     return !running;
 }
 
+uint8_t tx_results_gate(const mote_state *st, uint32_t now)
+{
+    if (!any_running(st) || routing_parent(&st->rt) == MOTE_ROOT_ID)
+        return 1; /* nobody keeps a schedule / the root always listens */
+    return st->gate_open && (int32_t)(st->send_until - now) > 0;
+}
+
+uint8_t tx_results_pending(const mote_state *st)
+{
+    return st->held.valid || radioq_count(&st->rq) != 0;
+}
+
+void tx_parent_heard(mote_state *st)
+{
+    st->send_until = sched_later(st->send_until, mote_now(st) + PARENT_AWAKE_MS);
+    if (st->held.valid && !st->radio_busy)
+        st->retry_pending = 0; /* it listens now: resend at once */
+}
+
 static uint8_t radio_send(mote_state *st, const uint8_t *pkt, uint8_t len)
 {
     if (!st->hal->radio_send(st->hal->ctx, pkt, len)) {
@@ -137,14 +166,46 @@ static uint8_t radio_send(mote_state *st, const uint8_t *pkt, uint8_t len)
     return 1;
 }
 
+/* Move the next queued result into `held`. */
+static uint8_t take_next(mote_state *st)
+{
+    radioq_entry e;
+    uint8_t i;
+    if (!radioq_pop(&st->rq, &e) || e.len != QR_LEN)
+        return 0;
+    st->held.origin = e.origin;
+    st->held.tries = 0;
+    for (i = 0; i < QR_LEN; i++)
+        st->held.payload[i] = e.payload[i];
+    st->held.valid = 1;
+    return 1;
+}
+
+/* Send `held`; a resend keeps the first send's seqno so a lost ack cannot duplicate it. */
+static void send_held(mote_state *st)
+{
+    uint8_t pkt[TOS_MSG_MAX];
+    uint8_t n = build_result_packet(st, pkt, st->held.payload, QR_LEN, st->held.origin);
+    mhop_header mh;
+    mhop_header_unpack(&mh, pkt + TOS_HEADER_LEN);
+    if (st->held.tries == 0) {
+        st->held.seqno = (uint16_t)mh.seqno;
+    } else {
+        mh.seqno = (int16_t)st->held.seqno;
+        mhop_header_pack(&mh, pkt + TOS_HEADER_LEN);
+    }
+    if (!radio_send(st, pkt, n))
+        return;
+    st->held.tries++;
+    st->result_in_flight = mh.hopcount == MHOP_HOPCOUNT_INVALID ? TX_RESULT_BCAST
+                                                                  : TX_RESULT_UNICAST;
+}
+
 void tx_pump(mote_state *st)
 {
-    const radioq_entry *e;
-    uint8_t pkt[TOS_MSG_MAX];
-    uint8_t n;
-    if (st->radio_busy || st->retry_pending || !tx_gate(st))
+    if (st->radio_busy || st->retry_pending)
         return;
-    if (st->ctl_count) {
+    if (st->ctl_count && tx_gate(st)) {
         ctl_packet *p = &st->ctlq[st->ctl_head];
         if (p->bytes[2] == AM_QUERY)
             stamp_time(st, p->bytes + TOS_HEADER_LEN + QMSG_TIME);
@@ -154,19 +215,42 @@ void tx_pump(mote_state *st)
         }
         return;
     }
-    e = radioq_peek(&st->rq);
-    if (!e)
+    if (!tx_results_pending(st) || !tx_results_gate(st, mote_now(st)))
         return;
-    n = build_result_packet(st, pkt, e->payload, e->len, e->origin);
-    if (radio_send(st, pkt, n)) {
-        radioq_entry gone;
-        radioq_pop(&st->rq, &gone);
-    }
+    if (st->held.valid || take_next(st))
+        send_held(st);
 }
 
-void tx_done(mote_state *st)
+/* The parent acknowledged `held`, or did not (asleep, deaf with a full queue, lost). */
+static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
 {
+    uint32_t now = mote_now(st);
+    uint8_t tuple = st->held.payload[QR_OFF_TYPE] == QR_TUPLE;
+    if (acked || kind == TX_RESULT_BCAST) {
+        st->held.valid = 0;
+        if (acked)
+            st->send_until = sched_later(st->send_until, now + PARENT_AWAKE_MS);
+        /* Our children may still have tuples; they overheard this one: stay a moment. */
+        if (tuple && st->child_epochs)
+            st->hold_until = now + ACTIVITY_HOLD_MS;
+        return;
+    }
+    if (st->held.tries >= RESULT_MAX_TRIES) {
+        st->held.valid = 0;
+        st->stats.results_unacked++;
+        return;
+    }
+    st->retry_pending = 1;
+    st->retry_at = now + RESULT_RETRY_MS + st->hal->rand16(st->hal->ctx) % RESULT_RETRY_MS;
+}
+
+void tx_done(mote_state *st, uint8_t acked)
+{
+    uint8_t kind = st->result_in_flight;
     st->radio_busy = 0;
+    st->result_in_flight = 0;
+    if (kind)
+        result_done(st, kind, acked);
     tx_pump(st);
 }
 

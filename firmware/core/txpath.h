@@ -4,10 +4,17 @@
  * Two sources share the one-packet-at-a-time radio: a small FIFO of control
  * packets (query and command forwards, status replies, route beacons), served
  * first, and the result queue (net/radioq.h, with its naive/winavg/delta
- * policy), which holds own and forwarded AM 240 results. Both drain only
- * while the send gate is open -- during one of the node's transmit intervals,
- * or always when no query runs -- so neighbours, which follow the same slotted
- * schedule, are awake to hear them (core/schedule.h).
+ * policy), which holds own and forwarded AM 240 results. Control packets go
+ * during the node's own interval (its children are awake, waiting to hear
+ * it); results go while the parent is known to listen: from the node's
+ * transmit time through the parent's interval, extended by every ack from and
+ * every packet overheard from the parent, and always when the parent is the
+ * root. With no query running, nobody sleeps and everything goes at once
+ * (core/schedule.h).
+ *
+ * A result leaves the queue into `held` and stays there until the parent
+ * acknowledges it: an unacknowledged send is retried after RESULT_RETRY_MS
+ * (or as soon as the parent is overheard), up to RESULT_MAX_TRIES sends.
  *
  * Results leave the root on the UART instead (TOS addr 0x007E, protocol-66
  * frame) as soon as they are produced: the serial line is always listening.
@@ -33,14 +40,26 @@ void tx_uart(mote_state *st, uint8_t am, const uint8_t *data, uint8_t len);
  */
 uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value);
 
+/* What the radio carries (mote_state.result_in_flight). */
+enum tx_in_flight { TX_NO_RESULT = 0, TX_RESULT_UNICAST = 1, TX_RESULT_BCAST = 2 };
+
 /* Start the next transmission if the radio is free and something may go. */
 void tx_pump(mote_state *st);
 
-/* The radio finished the packet in flight. */
-void tx_done(mote_state *st);
+/* The radio finished the packet in flight; `acked` by the addressee (unicast). */
+void tx_done(mote_state *st, uint8_t acked);
 
-/* 1 if the send gate is open (inside some query's transmit interval, or none running). */
+/* 1 if control packets may go (inside some query's own interval, or none running). */
 uint8_t tx_gate(const mote_state *st);
+
+/* 1 if results may go at `now` (the parent listens), 0 if they wait. */
+uint8_t tx_results_gate(const mote_state *st, uint32_t now);
+
+/* 1 if a result is held or queued. */
+uint8_t tx_results_pending(const mote_state *st);
+
+/* The parent was heard: it listens for a while; a held result is resent at once. */
+void tx_parent_heard(mote_state *st);
 
 /* WINAVG merge callback for the result queue (tuples of the same query only). */
 uint8_t tx_winavg_merge(void *ctx, radioq_entry *dst, const radioq_entry *src);
