@@ -5,9 +5,12 @@ Cases (mica2 grid, 1 s epochs, lossy medium, one core):
   select_1000    SELECT nodeid, light, temp: every tuple forwarded target >=   250,000 node-epochs/s
   max_10000x3600 10,000 nodes x 3,600 epochs of MAX               target < 60 s wall, < 1 GB RSS
 
-Each case runs in its own process so its peak RSS is its own. The query is injected as
-framed AM 101 bytes into the root's UART, exactly as a gateway would; a warm-up lets the
-routing tree form before timing starts. ``--quick`` runs tiny versions (for the test that
+Each case runs in its own process (numpy's BLAS held to one thread) so its peak RSS is its
+own. As in a deployment, the routing tree forms first (ROUTING_WARMUP_MS), then the query
+is injected as framed AM 101 bytes into the root's UART, one part a second as the gateway
+sends them. The query floods one tree level per epoch, so timing starts once the number of
+nodes sampling per epoch stops growing (lossy links leave a few nodes without the query),
+after at most ``max_warmup_epochs``. ``--quick`` runs tiny versions (for the test that
 keeps this script from rotting) and writes only where ``--out`` says.
 
     python bench/emulator.py            # full run, writes bench/results/emulator.json
@@ -32,6 +35,10 @@ RESULTS = ROOT / "bench" / "results" / "emulator.json"
 MAX_SQL = "SELECT MAX(light) SAMPLE PERIOD 1s"
 SELECT_SQL = "SELECT nodeid, light, temp SAMPLE PERIOD 1s"
 EPOCH_MS = 1000.0
+ROUTING_WARMUP_MS = 30_000.0
+QUERY_PART_GAP_MS = 1000.0
+PLATEAU_EPOCHS = 5  # epochs without more sampling nodes that end the query warm-up
+DRAIN_EPOCHS = 10  # the root's UART is read every this many epochs
 
 
 @dataclass(frozen=True)
@@ -40,54 +47,82 @@ class Case:
     sql: str
     nodes: int
     epochs: int
-    warmup_epochs: int
+    max_warmup_epochs: int
 
 
 FULL = {
-    "max_1000": Case("max_1000", MAX_SQL, 1000, 600, 30),
-    "select_1000": Case("select_1000", SELECT_SQL, 1000, 120, 30),
-    "max_10000": Case("max_10000", MAX_SQL, 10000, 3600, 30),
+    "max_1000": Case("max_1000", MAX_SQL, 1000, 600, 60),
+    "select_1000": Case("select_1000", SELECT_SQL, 1000, 120, 60),
+    "max_10000": Case("max_10000", MAX_SQL, 10000, 3600, 200),
 }
 QUICK = {
-    "max_1000": Case("max_1000", MAX_SQL, 100, 20, 5),
-    "select_1000": Case("select_1000", SELECT_SQL, 100, 10, 5),
-    "max_10000": Case("max_10000", MAX_SQL, 400, 20, 5),
+    "max_1000": Case("max_1000", MAX_SQL, 100, 20, 20),
+    "select_1000": Case("select_1000", SELECT_SQL, 100, 10, 20),
+    "max_10000": Case("max_10000", MAX_SQL, 400, 20, 30),
 }
+
+
+def start_query(net, case: Case) -> tuple[int, int]:
+    """Routing warm-up, query injection, query warm-up.
+
+    Returns the query warm-up epochs and the number of nodes sampling per epoch after it.
+    """
+    from emu.queries import query_frames
+
+    net.run_for(ROUTING_WARMUP_MS)
+    for frame in query_frames(case.sql):
+        net.uart_write(frame)
+        net.run_for(QUERY_PART_GAP_MS)
+    samples = net.counters()["samples"]
+    most, since_growth = 0, 0
+    for epoch in range(1, case.max_warmup_epochs + 1):
+        before = samples.copy()
+        net.run_for(EPOCH_MS)
+        sampling = int((samples > before).sum())
+        most, since_growth = (sampling, 0) if sampling > most else (most, since_growth + 1)
+        if since_growth >= PLATEAU_EPOCHS:
+            return epoch, most
+    return case.max_warmup_epochs, most
 
 
 def run_case(case: Case) -> dict[str, float]:
     """Runs in the child process."""
-    from emu.network import Network, NetworkConfig
-    from emu.queries import query_frames
+    from emu.network import NO_DEPTH, Network, NetworkConfig
 
     t_setup = time.perf_counter()
     net = Network(NetworkConfig(nodes=case.nodes, topology="grid", platform="mica2", seed=1))
-    for frame in query_frames(case.sql):
-        net.uart_write(frame)
-    net.run_for(case.warmup_epochs * EPOCH_MS)
+    warmup_epochs, sampling_nodes = start_query(net, case)
     net.uart_read()
     setup_s = time.perf_counter() - t_setup
+    _, depth = net.routing()
+    routed = depth != NO_DEPTH
 
     received0 = int(net.counters()["received"].sum())
     sent0 = int(net.counters()["sent"].sum())
     events0 = net.events
     uart_bytes = 0
     start = time.perf_counter()
-    for _ in range(0, case.epochs, 10):  # drain the root's UART every 10 epochs
-        net.run_for(10 * EPOCH_MS)
+    for _ in range(0, case.epochs, DRAIN_EPOCHS):
+        net.run_for(DRAIN_EPOCHS * EPOCH_MS)
         uart_bytes += len(net.uart_read())
     wall = time.perf_counter() - start
-    epochs = -(-case.epochs // 10) * 10
+    epochs = -(-case.epochs // DRAIN_EPOCHS) * DRAIN_EPOCHS
     counters = net.counters()
+    node_epochs = case.nodes * epochs
     return {
         "nodes": case.nodes,
         "epochs": epochs,
         "wall_s": wall,
         "setup_s": setup_s,
-        "node_epochs_per_s": case.nodes * epochs / wall,
+        "warmup_epochs": warmup_epochs,
+        "sampling_nodes": sampling_nodes,
+        "routed_nodes": int(routed.sum()),
+        "max_depth": int(depth[routed].max()),
+        "node_epochs_per_s": node_epochs / wall,
         "receptions_per_s": (int(counters["received"].sum()) - received0) / wall,
         "transmissions_per_s": (int(counters["sent"].sum()) - sent0) / wall,
         "events_per_s": (net.events - events0) / wall,
+        "events_per_node_epoch": (net.events - events0) / node_epochs,
         "root_uart_bytes": uart_bytes,
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     }
@@ -95,7 +130,8 @@ def run_case(case: Case) -> dict[str, float]:
 
 def in_child(name: str, quick: bool) -> dict[str, float]:
     cmd = [sys.executable, __file__, "--case", name] + (["--quick"] if quick else [])
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT)
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

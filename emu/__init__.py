@@ -18,6 +18,8 @@ sources are C (``emu/csrc``); Python configures and observes. Public API::
     net.counters()                   # {"sent", "received", "collided", "lost", "dropped",
                                      #  "acked", "backoffs", "samples", "uart_bytes": uint32[n]}
     net.alive                        # bool[n]
+    net.routing()                    # (parent uint16[n], depth uint8[n]) snapshot; 0xFFFF /
+                                     #  0xFF: no route, the root's parent is 0x7E (UART)
     net.kill(node, at_ms=None)       # at a virtual time (None: now); revive() reboots
     net.set_link(src, dst, prob)     # change a link while running
     net.set_sensor("temp", RandomWalk(), nodes=range(1, 10))

@@ -45,18 +45,35 @@ def _progress(net, started: float, totals: dict[str, int]) -> str:
     )
 
 
+def _route_cells(parent: int, depth: int) -> tuple[str, str]:
+    from emu.network import NO_DEPTH, NO_PARENT, UART_ADDR
+
+    if parent == UART_ADDR:
+        return "uart", str(depth)
+    if parent == NO_PARENT or depth == NO_DEPTH:
+        return "-", "-"
+    return str(parent), str(depth)
+
+
 def _summary(net, rows: int) -> Table:
+    from emu.network import NO_DEPTH
+
     energy = net.energy()
     counters = net.counters()
+    alive = net.alive
+    parent, depth = net.routing()
     table = Table(title=f"{net.n} nodes after {net.now_ms / 1000:.1f} s virtual")
-    for column in ("node", "alive", "energy J", "cpu J", "radio J", "sent", "recv", "collided"):
+    columns = ("node", "alive", "parent", "depth", "energy J", "cpu J", "radio J")
+    columns += ("sent", "recv", "collided")
+    for column in columns:
         table.add_column(column, justify="right")
     radio = energy["listen"] + energy["transmit"]
     shown = np.arange(min(rows, net.n))
     for i in shown:
         table.add_row(
             str(i),
-            "yes" if net.alive[i] else "no",
+            "yes" if alive[i] else "no",
+            *_route_cells(int(parent[i]), int(depth[i])),
             f"{energy['total'][i]:.3f}",
             f"{energy['cpu'][i]:.3f}",
             f"{radio[i]:.3f}",
@@ -65,10 +82,16 @@ def _summary(net, rows: int) -> Table:
             str(counters["collided"][i]),
         )
     if net.n > rows:
-        table.add_row("...", "", "", "", "", "", "", "")
+        table.add_row("...", *[""] * (len(columns) - 1))
+    routed = alive & (depth != NO_DEPTH)
+    table.caption = f"{int(routed.sum())} of {net.n} nodes routed" + (
+        f", tree depth {int(depth[routed].max())}" if routed.any() else ""
+    )
     table.add_row(
         "all",
-        str(int(net.alive.sum())),
+        str(int(alive.sum())),
+        "",
+        "",
         f"{energy['total'].sum():.3f}",
         f"{energy['cpu'].sum():.3f}",
         f"{radio.sum():.3f}",

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,6 +40,9 @@ COUNTERS = {
     "uart_bytes": lib.EMU_CNT_UART_BYTES,
 }
 UNKNOWN_ATTR = 0x80
+NO_PARENT = 0xFFFF  # routing(): the node has no route
+NO_DEPTH = 0xFF
+UART_ADDR = 0x007E  # routing(): the root's parent is its serial port
 _UART_CHUNK = 65536
 
 
@@ -127,6 +130,13 @@ def platform_profile(name: str) -> dict[str, Any]:
 def airtime_us(platform: str, tos_msg_len: int) -> int:
     """Air time of a TOS_Msg of ``tos_msg_len`` bytes (header + data) on ``platform``."""
     return int(lib.emu_platform_airtime_us(lib.emu_platform_get(PLATFORMS[platform]), tos_msg_len))
+
+
+class Routing(NamedTuple):
+    """The collection tree as the nodes' firmware holds it, one entry per node."""
+
+    parent: np.ndarray  # uint16; NO_PARENT without a route, UART_ADDR at the root
+    depth: np.ndarray  # uint8; NO_DEPTH without a route
 
 
 class Network:
@@ -287,6 +297,18 @@ class Network:
     def counters(self) -> dict[str, np.ndarray]:
         ptrs = {name: lib.emu_net_counters(self._net, v) for name, v in COUNTERS.items()}
         return {name: self._view(ptr, np.uint32) for name, ptr in ptrs.items()}
+
+    def routing(self) -> Routing:
+        """Every node's parent and depth now (a snapshot, not a live view)."""
+        parent = np.empty(self.n, dtype=np.uint16)
+        depth = np.empty(self.n, dtype=np.uint8)
+        with self._lock:
+            lib.emu_net_routing(
+                self._net,
+                ffi.from_buffer("uint16_t[]", parent),
+                ffi.from_buffer("uint8_t[]", depth),
+            )
+        return Routing(parent, depth)
 
     @property
     def alive(self) -> np.ndarray:

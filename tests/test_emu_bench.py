@@ -31,4 +31,7 @@ def test_bench_quick_writes_all_keys(tmp_path: Path) -> None:
     assert result["quick"] is True
     assert result["peak_rss_bytes_max_10000"] > 0
     assert result["runs"]["max_1000"]["root_uart_bytes"] > 0  # the query really ran
+    for run in result["runs"].values():
+        assert 0 < run["sampling_nodes"] <= run["nodes"]
+        assert 0 < run["routed_nodes"] <= run["nodes"]
     assert result["machine"]["cpu_count"] >= 1

@@ -9,7 +9,16 @@ import numpy as np
 import pytest
 
 from emu import topology
-from emu.network import ConfigError, Network, NetworkConfig, airtime_us, attr_id
+from emu.network import (
+    NO_DEPTH,
+    NO_PARENT,
+    UART_ADDR,
+    ConfigError,
+    Network,
+    NetworkConfig,
+    airtime_us,
+    attr_id,
+)
 from emu.queries import query_frames
 from emu.sources import Constant, Trace
 
@@ -151,3 +160,19 @@ def test_same_seed_gives_byte_identical_root_streams() -> None:
     assert first
     assert _run(7, lossless=False) == first
     assert _run(8, lossless=False) != first
+
+
+def test_routing_is_a_tree_over_real_links_toward_the_root() -> None:
+    net = Network(NetworkConfig(nodes=25, lossless=True, seed=2))
+    net.run_for(30_000)
+    parent, depth = net.routing()
+    assert parent.dtype == np.uint16 and depth.dtype == np.uint8
+    assert parent[0] == UART_ADDR and depth[0] == 0
+    assert (parent[1:] != NO_PARENT).all() and (depth[1:] != NO_DEPTH).all()
+    for node in range(1, net.n):
+        p = int(parent[node])
+        assert p in net.links.neighbours(node), (node, p)  # a link it really has
+        assert depth[node] == depth[p] + 1, (node, p)
+    # corner root on a 5 x 5 8-neighbourhood grid: depth is the Chebyshev distance
+    side = 5
+    assert list(depth) == [max(i % side, i // side) for i in range(net.n)]

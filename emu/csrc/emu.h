@@ -75,5 +75,8 @@ const uint8_t *emu_net_alive(const emu_net *net);
 const uint8_t *emu_net_leds(const emu_net *net);
 /* The node's firmware state block (for read-only introspection). */
 void *emu_net_mote(emu_net *net, uint32_t node);
+/* Each node's routing-tree parent and depth as its firmware holds them
+ * (0xFFFF / 0xFF: no route; the root's parent is the UART address). */
+void emu_net_routing(emu_net *net, uint16_t *parent, uint8_t *depth);
 
 #endif /* EMU_EMU_H */

@@ -285,3 +285,12 @@ void *emu_net_mote(emu_net *net, uint32_t node)
 {
     return node < net->cfg.n_nodes ? (void *)emu_mote(net, node) : NULL;
 }
+
+void emu_net_routing(emu_net *net, uint16_t *parent, uint8_t *depth)
+{
+    uint32_t i;
+    for (i = 0; i < net->cfg.n_nodes; i++) {
+        parent[i] = mote_parent(emu_mote(net, i));
+        depth[i] = mote_depth(emu_mote(net, i));
+    }
+}

@@ -62,3 +62,7 @@ void mote_on_uart_rx(mote_state *st, const uint8_t *bytes, uint16_t len)
     if (st->id == MOTE_ROOT_ID)
         st->hal->uart_send(st->hal->ctx, bytes, len);
 }
+
+/* A line toward node 0: the parent is the next lower id. */
+uint16_t mote_parent(const mote_state *st) { return st->id ? (uint16_t)(st->id - 1u) : 0x007Eu; }
+uint8_t mote_depth(const mote_state *st) { return (uint8_t)st->id; }

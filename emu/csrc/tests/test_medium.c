@@ -227,6 +227,19 @@ static void test_uart_round_trip(void)
     emu_net_free(net);
 }
 
+static void test_routing_reads_every_node(void)
+{
+    uint16_t parent[3];
+    uint8_t depth[3];
+    emu_net *net = make(3, 1, 1);
+    memset(stub_plans, 0, sizeof stub_plans);
+    emu_net_boot(net);
+    emu_net_routing(net, parent, depth);
+    CHECK(parent[0] == 0x007E && parent[1] == 0 && parent[2] == 1);
+    CHECK(depth[0] == 0 && depth[1] == 1 && depth[2] == 2);
+    emu_net_free(net);
+}
+
 static void test_evq_orders_by_time_then_slot(void)
 {
     evq q;
@@ -314,6 +327,7 @@ int main(void)
     test_battery_depletion_kills();
     test_kill_and_revive();
     test_uart_round_trip();
+    test_routing_reads_every_node();
     test_evq_orders_by_time_then_slot();
     test_evq_moves_its_base_for_far_deadlines();
     test_same_seed_same_run();
