@@ -51,13 +51,16 @@ def _net(**kw) -> Network:
 
 
 def test_select_over_a_pty_yields_every_node_every_epoch_with_trace_values() -> None:
-    # node i reads i*1000, i*1000+1, ... one sample per read
-    # Every node one hop from the root: per epoch the firmware forwards at most its queue
-    # length (5) per slot interval, so a multi-hop tree cannot relay all 24 tuples; here
-    # the emulator's delivery of tuples is what is checked (multi-hop: COUNT and MAX).
+    # node i reads i*1000, i*1000+1, ... one sample per read. Default grid radio range: the
+    # root (a corner) hears only its 3 nearest nodes, so the other 21 tuples of every epoch
+    # are relayed, the depth-1 nodes carrying up to ~10 each -- more than one slot interval
+    # (62 ms at 1 s) and more than the 5-entry queue hold at once.
     rows = np.arange(N)[:, None] * 1000 + np.arange(200)[None, :]
-    net = _net(sensors={"light": Trace(values=rows)}, radio_range=60.0)
-    bridge = SerialBridge(net, pty=True, until_ms=net.now_ms + (EPOCHS + 1) * 1000)
+    net = _net(sensors={"light": Trace(values=rows)})
+    depth = net.routing().depth
+    assert depth.max() >= 4 and int((depth == 1).sum()) == 3, depth
+    # one more epoch: relayed tuples of the last epoch reach the root after it ends
+    bridge = SerialBridge(net, pty=True, until_ms=net.now_ms + (EPOCHS + 2) * 1000)
     port = serial.Serial(bridge.pty_path, 57600, timeout=0.2)
     for frame in query_frames("SELECT nodeid, light SAMPLE PERIOD 1s"):
         port.write(frame)
@@ -80,7 +83,7 @@ def test_select_over_a_pty_yields_every_node_every_epoch_with_trace_values() -> 
         by_epoch[r["epoch"]].append((node, light))
     assert sorted(by_epoch) == list(STEADY)
     for epoch, tuples in by_epoch.items():
-        assert sorted(n for n, _ in tuples) == list(range(1, N)), epoch
+        assert sorted(n for n, _ in tuples) == list(range(1, N)), epoch  # each exactly once
     # one sample per epoch: consecutive epochs read consecutive trace samples
     for node in range(1, N):
         series = sorted((e, light) for e, ts in by_epoch.items() for n, light in ts if n == node)

@@ -56,10 +56,20 @@ static uint8_t node_awake(const mote_state *st, uint32_t now)
     return (st->ctl_count && tx_gate(st)) || (tx_results_pending(st) && tx_results_gate(st, now));
 }
 
+/*
+ * Room for children's results: the queue keeps its last place for the node's
+ * own next reading, so a relay's backlog never crowds out its own tuple.
+ */
+static uint8_t queue_takes_forwards(const mote_state *st)
+{
+    uint8_t len = radioq_len(&st->rq);
+    return radioq_count(&st->rq) + (len > 1u ? 1u : 0u) < len;
+}
+
 static void report_power(mote_state *st)
 {
     uint8_t cpu = node_awake(st, mote_now(st));
-    uint8_t radio = cpu && (st->id == MOTE_ROOT_ID || radioq_count(&st->rq) < radioq_len(&st->rq));
+    uint8_t radio = cpu && (st->id == MOTE_ROOT_ID || queue_takes_forwards(st));
     uint8_t bits = (uint8_t)(cpu << MOTE_PWR_CPU | radio << MOTE_PWR_RADIO);
     if (bits == st->power)
         return;

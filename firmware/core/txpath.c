@@ -140,7 +140,9 @@ uint8_t tx_results_gate(const mote_state *st, uint32_t now)
 {
     if (!any_running(st) || routing_parent(&st->rt) == MOTE_ROOT_ID)
         return 1; /* nobody keeps a schedule / the root always listens */
-    return st->gate_open && (int32_t)(st->send_until - now) > 0;
+    /* Set at the transmit time, extended by every sign of the parent being awake --
+     * which may carry a backlog across an epoch boundary. */
+    return (int32_t)(st->send_until - now) > 0;
 }
 
 uint8_t tx_results_pending(const mote_state *st)
