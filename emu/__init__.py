@@ -29,8 +29,9 @@ sources are C (``emu/csrc``); Python configures and observes. Public API::
     bridge.write(b"..."); bridge.read()                       # in-process channel (capture=True)
     bridge.stop()
 
-Arrays from energy()/counters() are zero-copy views of C memory, valid while the network
-lives; they change as it runs (copy them for a snapshot while a bridge is driving it).
+Arrays from energy()/phase_times_us()/counters() are zero-copy views of C memory, valid
+while the network lives; counters change as it runs, energy arrays at each energy() or
+phase_times_us() call (copy them for a snapshot while a bridge is driving it).
 
 Node 0 is the root; node ids are TOS addresses. Virtual time is kept in microseconds; the
 firmware sees milliseconds. A run is fully determined by its configuration and seed. See

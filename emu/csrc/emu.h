@@ -66,7 +66,8 @@ void emu_net_uart_write(emu_net *net, const uint8_t *bytes, uint16_t len);
  * (or at_us is years beyond every pending event). */
 int emu_net_schedule_fault(emu_net *net, uint32_t node, uint64_t at_us, uint32_t alive);
 
-/* Brings every node's energy figures up to the current time. */
+/* Brings every node's energy figures up to the current time and refreshes
+ * the arrays emu_net_joules / emu_net_phase_us point to (they change only here). */
 void emu_net_settle_energy(emu_net *net);
 const double *emu_net_joules(const emu_net *net, uint32_t phase);
 const uint64_t *emu_net_phase_us(const emu_net *net, uint32_t phase);

@@ -5,13 +5,16 @@
  * radio transmitting) and the time it last changed. Whenever the state
  * changes, or someone wants current figures, the interval since the last
  * change is "settled": its length is added to the time of every phase that
- * was on and its charge (time x current x supply voltage) to that phase's
- * joules. With the CPU off the mote draws its sleep current; while the radio
+ * was on. With the CPU off the mote draws its sleep current; while the radio
  * transmits its listen current is replaced by the transmit current. Sensor
  * samples are charged as they happen (energy and time per sample).
  *
- * Storage is structure-of-arrays (one contiguous array per phase) so Python
- * can view each as a numpy array without copying.
+ * Joules are never accumulated interval by interval: a phase's energy is its
+ * total time x its current x the supply voltage, computed when asked, so the
+ * figures are exactly phase times x currents. The meter a node's events touch
+ * is one 64-byte record per node (array of structures, one cache line);
+ * energy_export() copies it into one contiguous array per phase (structure of
+ * arrays) that Python views as numpy arrays without copying.
  */
 #ifndef EMU_ENERGY_H
 #define EMU_ENERGY_H
@@ -31,29 +34,46 @@ enum emu_phase {
 
 enum energy_bits { ENERGY_CPU = 1u, ENERGY_RADIO = 2u, ENERGY_TX = 4u, ENERGY_DEAD = 8u };
 
+typedef struct energy_meter {
+    uint64_t last_us;
+    uint64_t phase_us[EMU_N_PHASES]; /* sensing: summed sample times */
+    double sense_j;                  /* sensing is charged per sample, not per time */
+    uint8_t bits;
+} energy_meter;
+
 typedef struct emu_energy {
     uint32_t n;
     double supply_v;
     double phase_a[EMU_N_PHASES]; /* current of the time-metered phases */
     double capacity_j;            /* battery; 0 = unlimited */
-    uint64_t *phase_us[EMU_N_PHASES];
-    double *joules[EMU_N_PHASES];
-    double *spent_j;
-    uint64_t *last_us;
-    uint8_t *bits;
+    energy_meter *meter;          /* one per node, cache-line aligned */
+    void *meter_mem;
+    uint64_t *phase_us[EMU_N_PHASES]; /* energy_export() */
+    double *joules[EMU_N_PHASES];     /* energy_export() */
 } emu_energy;
 
 int energy_init(emu_energy *e, uint32_t n, const emu_platform *p, double tx_a, double capacity_j);
 void energy_free(emu_energy *e);
+
+/* A (re)booting node: CPU running, radio listening, from now on. */
+void energy_power_up(emu_energy *e, uint32_t node, uint64_t now_us);
+/* Settles, then stops metering the node (it died). */
+void energy_power_down(emu_energy *e, uint32_t node, uint64_t now_us);
 
 void energy_settle(emu_energy *e, uint32_t node, uint64_t now_us);
 /* Settles, then switches `bit` (ENERGY_*) on or off. */
 void energy_switch(emu_energy *e, uint32_t node, uint64_t now_us, uint8_t bit, int on);
 void energy_charge_sample(emu_energy *e, uint32_t node, double joules, uint32_t time_us);
 
+/* Joules the node has drawn up to its last settle. */
+double energy_spent_j(const emu_energy *e, uint32_t node);
+
 static inline int energy_depleted(const emu_energy *e, uint32_t node)
 {
-    return e->capacity_j > 0.0 && e->spent_j[node] >= e->capacity_j;
+    return e->capacity_j > 0.0 && energy_spent_j(e, node) >= e->capacity_j;
 }
+
+/* Refreshes the per-phase arrays (phase_us, joules) from the meters. */
+void energy_export(emu_energy *e);
 
 #endif /* EMU_ENERGY_H */

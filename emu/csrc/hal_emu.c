@@ -22,7 +22,7 @@ static uint32_t id_of(void *ctx)
 
 static uint32_t hal_now_ms(void *ctx)
 {
-    return (uint32_t)(net_of(ctx)->now_us / 1000u);
+    return net_of(ctx)->now_ms;
 }
 
 static void hal_set_alarm(void *ctx, uint32_t at_ms)

@@ -25,7 +25,8 @@ int medium_init(emu_medium *m, uint32_t n, const emu_platform *p, int lossless, 
     }
     m->n = n;
     m->lossless = lossless;
-    m->platform = p;
+    for (i = 0; i <= MEDIUM_MAX_MSG; i++)
+        m->airtime_us[i] = (uint32_t)emu_platform_airtime_us(p, i);
     m->byte_us = (8000000u + p->bit_rate - 1u) / p->bit_rate;
     m->q = q;
     m->slot_base = slot_base;
@@ -153,7 +154,7 @@ static void spread(emu_medium *m, uint32_t s, uint32_t tx_id, uint64_t now_us, u
 static void start_tx(emu_medium *m, uint32_t s, uint64_t now_us)
 {
     medium_tx *t = &m->tx[s];
-    uint64_t end_us = now_us + emu_platform_airtime_us(m->platform, t->len);
+    uint64_t end_us = now_us + m->airtime_us[t->len];
     t->phase = MEDIUM_ON_AIR;
     t->id = ++m->next_tx_id;
     m->rx[s].transmitting = 1;

@@ -70,7 +70,7 @@ typedef struct emu_medium {
     uint32_t n;
     int lossless;
     uint64_t byte_us; /* backoff unit: one byte time */
-    const emu_platform *platform;
+    uint32_t airtime_us[MEDIUM_MAX_MSG + 1u]; /* by TOS_Msg length */
     evq *q;
     uint32_t slot_base; /* node i's radio timer is slot slot_base + i */
     uint32_t *row;      /* n + 1 */

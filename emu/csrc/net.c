@@ -36,8 +36,7 @@ static void power_up(emu_net *net, uint32_t node)
 {
     /* a booting mote has its CPU running and its radio listening */
     net->alive[node] = 1;
-    net->energy.bits[node] = ENERGY_CPU | ENERGY_RADIO;
-    net->energy.last_us[node] = net->now_us;
+    energy_power_up(&net->energy, node, net->now_us);
     medium_set_listening(&net->medium, node, 1);
 }
 
@@ -45,8 +44,7 @@ static void node_kill(emu_net *net, uint32_t node)
 {
     if (!net->alive[node])
         return;
-    energy_settle(&net->energy, node, net->now_us);
-    net->energy.bits[node] = ENERGY_DEAD;
+    energy_power_down(&net->energy, node, net->now_us);
     net->alive[node] = 0;
     evq_cancel(&net->q, alarm_slot(node));
     medium_reset_node(&net->medium, node);
@@ -204,7 +202,7 @@ void emu_net_run_until(emu_net *net, uint64_t t_us)
     while (evq_next_time(&net->q) <= t_us) {
         uint64_t at;
         uint32_t slot = evq_pop(&net->q, &at);
-        net->now_us = at;
+        emu_set_clock(net, at);
         net->events++;
         if (slot < n) {
             check_battery(net, slot);
@@ -219,7 +217,7 @@ void emu_net_run_until(emu_net *net, uint64_t t_us)
         }
     }
     if (t_us > net->now_us)
-        net->now_us = t_us;
+        emu_set_clock(net, t_us);
 }
 
 uint64_t emu_net_now_us(const emu_net *net) { return net->now_us; }
@@ -261,6 +259,7 @@ void emu_net_settle_energy(emu_net *net)
         if (energy_depleted(&net->energy, i))
             node_kill(net, i);
     }
+    energy_export(&net->energy);
 }
 
 const double *emu_net_joules(const emu_net *net, uint32_t phase)

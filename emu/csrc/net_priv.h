@@ -28,6 +28,7 @@ struct emu_net {
     emu_config cfg;
     const emu_platform *platform;
     uint64_t now_us;
+    uint32_t now_ms; /* now_us / 1000 mod 2^32: the firmware's clock, read very often */
     uint64_t events;
     evq q;
     emu_medium medium;
@@ -48,6 +49,12 @@ struct emu_net {
     uint32_t *fault_free; /* stack of free k */
     uint32_t n_fault_free;
 };
+
+static inline void emu_set_clock(emu_net *net, uint64_t now_us)
+{
+    net->now_us = now_us;
+    net->now_ms = (uint32_t)(now_us / 1000u);
+}
 
 static inline mote_state *emu_mote(emu_net *net, uint32_t node)
 {
