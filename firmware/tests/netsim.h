@@ -1,8 +1,9 @@
 /*
  * netsim.h - a tiny in-test network for whole-node tests: a shared virtual
  * clock, one alarm per node, a radio that delivers a packet after RADIO_MS to
- * every neighbour in `link` (and to nobody else), and a UART capture of the
- * root's frames, decoded with the firmware's own serial receiver.
+ * every listening neighbour in `link` (and to nobody else) and acknowledges a
+ * unicast when its addressee heard it, and a UART capture of the root's
+ * frames, decoded with the firmware's own serial receiver.
  * Test-only; the real emulator lives in emu/.
  */
 #ifndef MOTE_TESTS_NETSIM_H
@@ -14,9 +15,9 @@
 #include "core/mote_state.h"
 #include "net/serial.h"
 
-#define SIM_NODES 4
+#define SIM_NODES 8
 #define SIM_RADIO_MS 5u
-#define SIM_MAX_OUT 256
+#define SIM_MAX_OUT 512
 
 typedef struct sim_node {
     mote_state st;
@@ -131,11 +132,15 @@ static void sim_run(sim *s, uint32_t until)
         for (i = 0; i < s->n; i++) {
             sim_node *d = &s->node[i];
             if (d->in_flight && d->deliver_at <= s->now) {
+                uint16_t addr = (uint16_t)(d->pkt[0] | d->pkt[1] << 8);
+                uint8_t acked = 0;
                 d->in_flight = 0;
                 for (j = 0; j < s->n; j++)
-                    if (s->link[i][j] && s->node[j].power) /* a sleeping radio hears nothing */
+                    if (s->link[i][j] && s->node[j].power) { /* a sleeping radio hears nothing */
+                        acked = (uint8_t)(acked || addr == (uint16_t)j);
                         mote_on_radio_rx(&s->node[j].st, d->pkt, d->pkt_len);
-                mote_on_send_done(&d->st, 1);
+                    }
+                mote_on_send_done(&d->st, acked);
             }
         }
         for (i = 0; i < s->n; i++) {

@@ -1,5 +1,6 @@
 /* Whole nodes in a tiny network: queries in over the root's UART, results out of it. */
 #include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 #include "netsim.h"
@@ -234,6 +235,60 @@ static void test_commands_status_and_delete(void)
         CHECK_EQ(mote_query_status(&s.node[i].st, 3), 0);
 }
 
+/*
+ * A chain 0-1-...-7 running SELECT nodeid every 200 ms: node 1 relays six
+ * tuples an epoch, far more than its 12-ms slot holds (two 5-ms packets).
+ * Every node's tuple of every epoch must still reach the UART, once: relays
+ * keep sending past their slot while the parent is heard.
+ */
+static void test_deep_chain_relays_every_tuple(void)
+{
+    enum { CHAIN = SIM_NODES, EPOCHS = 12, UNITS = 20 };
+    uint8_t f[40];
+    int seen[CHAIN][EPOCHS], i, e, first = 0, base = -1, sleeps = 0;
+    mote_stats st;
+    sim_init(&s, CHAIN);
+    for (i = 1; i < CHAIN; i++)
+        sim_link(&s, i - 1, i);
+    sim_run(&s, 40000);
+    CHECK_EQ(mote_depth(&s.node[CHAIN - 1].st), CHAIN - 1);
+    t_field(f, 6, 1, 0, UNITS, 0, "nodeid");
+    send_query(f);
+    wait_installed(6);
+    sim_run(&s, s.now + 10 * UNITS * 10); /* epoch numbers settle down the chain */
+    first = s.n_out;
+    memset(seen, 0, sizeof seen);
+    for (e = 0; e < EPOCHS * UNITS * 10; e++) {
+        sim_run(&s, s.now + 1);
+        sleeps += s.node[CHAIN - 1].power == 0;
+    }
+    sim_run(&s, s.now + 2 * UNITS * 10); /* the last epochs' tuples still climbing */
+    for (i = find_out(first, 6, 2); i >= 0; i = find_out(i + 1, 6, 2)) {
+        const uint8_t *qr = QR(s.out[i]);
+        int origin = s.out[i][5 + 2] | s.out[i][5 + 3] << 8, epoch = qr[2] | qr[3] << 8;
+        CHECK_EQ(qr[QR_DATA + 6] | qr[QR_DATA + 7] << 8, origin); /* the nodeid field */
+        if (base < 0)
+            base = epoch + 1; /* skip the epoch the capture started in */
+        if (origin > 0 && origin < CHAIN && epoch >= base && epoch < base + EPOCHS)
+            seen[origin][epoch - base]++;
+    }
+    CHECK(base > 0);
+    for (e = 0; e < EPOCHS - 2; e++)
+        for (i = 1; i < CHAIN; i++)
+            if (seen[i][e] != 1) {
+                printf("node %d epoch %d: %d tuples\n", i, base + e, seen[i][e]);
+                CHECK_EQ(seen[i][e], 1);
+            }
+    for (i = 1; i < CHAIN; i++) {
+        mote_get_stats(&s.node[i].st, &st);
+        CHECK_EQ(st.queue_dropped, 0);
+        CHECK_EQ(st.results_unacked, 0);
+    }
+    mote_get_stats(&s.node[1].st, &st);
+    CHECK(st.results_forwarded >= (uint32_t)(EPOCHS - 2) * (CHAIN - 2));
+    CHECK(sleeps > EPOCHS * UNITS * 10 / 2); /* the leaf still sleeps most of the time */
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -242,5 +297,6 @@ int main(int argc, char **argv)
     test_tuples_and_lazy_sampling();
     test_snooping_siblings();
     test_commands_status_and_delete();
+    test_deep_chain_relays_every_tuple();
     return check_report(argv[0]);
 }
