@@ -1,5 +1,5 @@
 """End to end: emulated network -> `mote query` gateway process (pty) -> result log ->
-Spark streaming -> Parquet; every reading the gateway logged lands exactly once, also
+Spark streaming -> Parquet; every result the gateway logged lands exactly once, also
 when the gateway is killed with SIGKILL and a new one appends to the same log."""
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ spark_session = spark_fixtures.spark_session  # the one SparkSession of the test
 
 NODES = 9  # 3 x 3 grid, node 0 the root
 LIGHT_BASE = 300  # node n reads light = 300 + n
-SQL = "SELECT nodeid, light FROM sensors EPOCH DURATION 500"
+SELECT = "SELECT nodeid, light FROM sensors EPOCH DURATION 500"
+AGGREGATE = "SELECT COUNT(light), MAX(light) FROM sensors EPOCH DURATION 500"
 
 
 @contextlib.contextmanager
@@ -58,9 +59,9 @@ def emulated_network() -> Iterator[str]:
         net.close()
 
 
-def start_gateway(pty: str, log_dir: Path, *limits: str) -> subprocess.Popen[str]:
+def start_gateway(pty: str, log_dir: Path, sql: str, *limits: str) -> subprocess.Popen[str]:
     command = "from gateway.cli.main import main; main()"
-    args = ["query", SQL, "--port", pty, "--log", str(log_dir), "--no-table", *limits]
+    args = ["query", sql, "--port", pty, "--log", str(log_dir), "--no-table", *limits]
     return subprocess.Popen(
         [sys.executable, "-c", command, *args],
         stdout=subprocess.DEVNULL,
@@ -84,35 +85,49 @@ def test_emulator_gateway_log_spark_parquet_exactly_once_across_a_gateway_sigkil
     log_dir, out_dir = tmp_path / "log", tmp_path / "out"
     config = PipelineConfig(log_dir=log_dir, out_dir=out_dir, trigger_s=0.5)
     with emulated_network() as pty:
-        first = start_gateway(pty, log_dir, "--duration", "60s")
+        first = start_gateway(pty, log_dir, SELECT, "--duration", "60s")
         assert wait_for_query_record(log_dir, timeout_s=60), "the gateway logged no query"
         readings = with_date(read_log(spark_session, log_dir, "readings"), "epoch_time")
-        query = start_parquet_sink(readings, config, "readings", ["query_id", "date"])
+        aggregates = with_date(read_log(spark_session, log_dir, "aggregates"), "epoch_time")
+        queries = [
+            start_parquet_sink(readings, config, "readings", ["query_id", "date"]),
+            start_parquet_sink(aggregates, config, "aggregates", ["query_id", "date"]),
+        ]
         try:
             wait_for_readings(log_dir, 10, timeout_s=60)
             os.kill(first.pid, signal.SIGKILL)
             first.wait()
         except BaseException:
-            query.stop()
+            for query in queries:
+                query.stop()
             raise
     killed_at = ResultLog(log_dir).latest_offset()
     try:
         with emulated_network() as pty:
-            second = start_gateway(pty, log_dir, "--epochs", "6")
+            second = start_gateway(pty, log_dir, AGGREGATE, "--epochs", "6")
             _, errors = second.communicate(timeout=120)
             assert second.returncode == 0, errors
-        query.processAllAvailable()
+        for query in queries:
+            query.processAllAvailable()
     finally:
-        query.stop()
+        for query in queries:
+            query.stop()
 
-    records = logged(log_dir, "reading")
+    readings_logged = logged(log_dir, "reading")
+    aggregates_logged = logged(log_dir, "aggregate")
     assert len([r for _, r in ResultLog(log_dir).read() if r["kind"] == "query"]) == 2
-    assert max(records) > killed_at + 1  # the second gateway appended after the first's records
-    assert parquet_offsets(spark_session, out_dir / "readings") == sorted(records)
+    assert min(aggregates_logged) > killed_at  # the second gateway appended after the first
+    assert parquet_offsets(spark_session, out_dir / "readings") == sorted(readings_logged)
+    assert parquet_offsets(spark_session, out_dir / "aggregates") == sorted(aggregates_logged)
 
-    rows = spark_session.read.parquet(str(out_dir / "readings")).collect()
-    for row in rows:
+    for row in spark_session.read.parquet(str(out_dir / "readings")).collect():
         assert row.light == LIGHT_BASE + row.node_id
         assert row.nodeid == row.node_id
-    assert any(row.log_offset <= killed_at for row in rows)
-    assert any(row.log_offset > killed_at for row in rows)
+    for row in spark_session.read.parquet(str(out_dir / "aggregates")).collect():
+        record = aggregates_logged[row.log_offset]
+        assert (row.aggregate, row.value) == (record["aggregate"], record["value"])
+        assert bytes(row.partial) == bytes.fromhex(record["partial"])
+        if row.aggregate == "MAX":
+            assert LIGHT_BASE <= row.value < LIGHT_BASE + NODES
+        else:
+            assert 1 <= row.value <= NODES
