@@ -335,8 +335,10 @@ void mote_on_alarm(mote_state *st)
         st->beacon_due = 1;
         st->next_beacon_at = now + BEACON_PERIOD_MS;
     }
-    if (st->retry_pending && sched_due(st->retry_at, now))
+    if (st->retry_pending && sched_due(st->retry_at, now)) {
         st->retry_pending = 0;
+        st->held.waits = 0;
+    }
     settle(st);
 }
 

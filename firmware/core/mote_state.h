@@ -44,8 +44,7 @@
 /* How long an acknowledgement or an overheard packet vouches for the parent
  * listening: a send started within it ends inside the parent's hold. */
 #define PARENT_AWAKE_MS (ACTIVITY_HOLD_MS - SCHED_TX_GUARD_MS)
-#define RESULT_MAX_TRIES 8u      /* sends of one result before it is given up */
-#define RESULT_RETRY_MS 16u      /* base delay before resending an unacknowledged result */
+#define RESULT_MAX_TRIES 8u      /* sends of one tuple before it is given up */
 #define CHILD_MEMORY_EPOCHS 4u   /* epochs a node counts as a parent after hearing a child */
 
 /*
@@ -92,6 +91,7 @@ typedef struct held_result {
     uint16_t seqno;
     uint8_t valid;
     uint8_t tries;        /* sends so far */
+    uint8_t waits;        /* unacknowledged: resend when the parent is heard or next epoch */
     uint8_t payload[QR_LEN];
 } held_result;
 

@@ -189,6 +189,7 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
         return;
     st->listening &= (uint8_t)~(1u << slot);
     st->gate_open |= (uint8_t)(1u << slot);
+    st->held.waits = 0; /* a result the parent missed gets another chance in this slot */
     run->tx_until = epoch_end(run) - (uint32_t)run->slot_depth * interval;
     if (q->has_agg)
         proc_emit(st, slot);

@@ -147,14 +147,15 @@ uint8_t tx_results_gate(const mote_state *st, uint32_t now)
 
 uint8_t tx_results_pending(const mote_state *st)
 {
-    return st->held.valid || radioq_count(&st->rq) != 0;
+    return (st->held.valid && !st->held.waits) || radioq_count(&st->rq) != 0;
 }
 
 void tx_parent_heard(mote_state *st)
 {
     st->send_until = sched_later(st->send_until, mote_now(st) + PARENT_AWAKE_MS);
-    if (st->held.valid && !st->radio_busy)
-        st->retry_pending = 0; /* it listens now: resend at once */
+    if (st->held.waits && !st->radio_busy)
+        st->retry_pending = 0;
+    st->held.waits = 0; /* it listens now: resend at once */
 }
 
 static uint8_t radio_send(mote_state *st, const uint8_t *pkt, uint8_t len)
@@ -177,6 +178,7 @@ static uint8_t take_next(mote_state *st)
         return 0;
     st->held.origin = e.origin;
     st->held.tries = 0;
+    st->held.waits = 0;
     for (i = 0; i < QR_LEN; i++)
         st->held.payload[i] = e.payload[i];
     st->held.valid = 1;
@@ -217,7 +219,7 @@ void tx_pump(mote_state *st)
         }
         return;
     }
-    if (!tx_results_pending(st) || !tx_results_gate(st, mote_now(st)))
+    if (!tx_results_pending(st) || st->held.waits || !tx_results_gate(st, mote_now(st)))
         return;
     if (st->held.valid || take_next(st))
         send_held(st);
@@ -228,7 +230,9 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
 {
     uint32_t now = mote_now(st);
     uint8_t tuple = st->held.payload[QR_OFF_TYPE] == QR_TUPLE;
-    if (acked || kind == TX_RESULT_BCAST) {
+    /* A record has one chance: a late one would be merged an epoch late anyway, and
+     * resending into a congested level only adds collisions. */
+    if (acked || kind == TX_RESULT_BCAST || !tuple) {
         st->held.valid = 0;
         if (acked)
             st->send_until = sched_later(st->send_until, now + PARENT_AWAKE_MS);
@@ -242,8 +246,12 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
         st->stats.results_unacked++;
         return;
     }
+    /* Resending at once into a deaf or sleeping parent, or a busy level, only adds
+     * collisions: wait for the next sign of the parent listening, at most a
+     * randomised hold or two (the node may itself be too full to hear it). */
+    st->held.waits = 1;
     st->retry_pending = 1;
-    st->retry_at = now + RESULT_RETRY_MS + st->hal->rand16(st->hal->ctx) % RESULT_RETRY_MS;
+    st->retry_at = now + ACTIVITY_HOLD_MS + st->hal->rand16(st->hal->ctx) % ACTIVITY_HOLD_MS;
 }
 
 void tx_done(mote_state *st, uint8_t acked)

@@ -13,8 +13,9 @@
  * (core/schedule.h).
  *
  * A result leaves the queue into `held` and stays there until the parent
- * acknowledges it: an unacknowledged send is retried after RESULT_RETRY_MS
- * (or as soon as the parent is overheard), up to RESULT_MAX_TRIES sends.
+ * acknowledges it (tuples; a record gets one send): an unacknowledged tuple
+ * is resent as soon as the parent is overheard, in the next transmit slot, or
+ * after one to two ACTIVITY_HOLD_MS, up to RESULT_MAX_TRIES sends.
  *
  * Results leave the root on the UART instead (TOS addr 0x007E, protocol-66
  * frame) as soon as they are produced: the serial line is always listening.
