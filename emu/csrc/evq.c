@@ -9,36 +9,38 @@
 static uint32_t parent_of(uint32_t i) { return (i - 1u) / ARITY; }
 static uint32_t first_child(uint32_t i) { return ARITY * i + 1u; }
 
-static void place(evq *q, uint32_t i, uint64_t key)
-{
-    q->heap[i] = key;
-    q->pos[key & q->slot_mask] = i;
-}
-
+/*
+ * The sift loops work on local copies of heap, pos, count and mask: stores into
+ * pos[] (uint32_t) could otherwise alias q->count and force a reload per level.
+ */
 static void sift_up(evq *q, uint32_t i, uint64_t key)
 {
+    uint64_t *heap = q->heap;
+    uint32_t *pos = q->pos;
+    uint64_t mask = q->slot_mask;
     while (i > 0) {
         uint32_t p = parent_of(i);
-        if (q->heap[p] <= key)
+        uint64_t up = heap[p];
+        if (up <= key)
             break;
-        place(q, i, q->heap[p]);
+        heap[i] = up;
+        pos[up & mask] = i;
         i = p;
     }
-    place(q, i, key);
+    heap[i] = key;
+    pos[key & mask] = i;
 }
 
-/* Index of the smallest of the (up to ARITY) children starting at c. */
-static uint32_t min_child(const evq *q, uint32_t c)
+/* Index of the smallest of the children starting at c (count entries in the heap). */
+static uint32_t min_child(const uint64_t *h, uint32_t count, uint32_t c)
 {
-    const uint64_t *h = q->heap;
-    uint32_t best, k, end;
-    if (c + 3u < q->count) { /* full group: selects, no branches to mispredict */
+    uint32_t best, k;
+    if (c + 3u < count) { /* full group: selects, no branches to mispredict */
         uint32_t a = c + (uint32_t)(h[c + 1u] < h[c]);
         uint32_t b = c + 2u + (uint32_t)(h[c + 3u] < h[c + 2u]);
         return h[b] < h[a] ? b : a;
     }
-    end = q->count;
-    for (best = c, k = c + 1u; k < end; k++)
+    for (best = c, k = c + 1u; k < count; k++)
         if (h[k] < h[best])
             best = k;
     return best;
@@ -46,17 +48,20 @@ static uint32_t min_child(const evq *q, uint32_t c)
 
 static void sift_down(evq *q, uint32_t i, uint64_t key)
 {
-    for (;;) {
-        uint32_t c = first_child(i);
-        if (c >= q->count)
+    uint64_t *heap = q->heap;
+    uint32_t *pos = q->pos;
+    uint64_t mask = q->slot_mask;
+    uint32_t count = q->count, c;
+    while ((c = first_child(i)) < count) {
+        c = min_child(heap, count, c);
+        if (heap[c] >= key)
             break;
-        c = min_child(q, c);
-        if (q->heap[c] >= key)
-            break;
-        place(q, i, q->heap[c]);
+        heap[i] = heap[c];
+        pos[heap[i] & mask] = i;
         i = c;
     }
-    place(q, i, key);
+    heap[i] = key;
+    pos[key & mask] = i;
 }
 
 int evq_init(evq *q, uint32_t n_slots)
@@ -156,20 +161,25 @@ void evq_cancel(evq *q, uint32_t slot)
 
 uint32_t evq_pop(evq *q, uint64_t *time_us)
 {
-    uint64_t key = q->heap[0], last;
-    uint32_t i = 0, c;
+    uint64_t *heap = q->heap;
+    uint32_t *pos = q->pos;
+    uint64_t mask = q->slot_mask;
+    uint64_t key = heap[0], last;
+    uint32_t i = 0, c, count;
     *time_us = q->base_us + (key >> q->slot_bits);
     q->popped_us = *time_us;
-    q->pos[key & q->slot_mask] = EVQ_IDLE;
-    last = q->heap[--q->count];
-    if (q->count == 0)
-        return (uint32_t)(key & q->slot_mask);
+    pos[key & mask] = EVQ_IDLE;
+    count = --q->count;
+    last = heap[count];
+    if (count == 0)
+        return (uint32_t)(key & mask);
     /* Floyd: walk the hole down to a leaf, then let the last key climb back */
-    while ((c = first_child(i)) < q->count) {
-        c = min_child(q, c);
-        place(q, i, q->heap[c]);
+    while ((c = first_child(i)) < count) {
+        c = min_child(heap, count, c);
+        heap[i] = heap[c];
+        pos[heap[i] & mask] = i;
         i = c;
     }
     sift_up(q, i, last);
-    return (uint32_t)(key & q->slot_mask);
+    return (uint32_t)(key & mask);
 }
