@@ -32,7 +32,7 @@ static void sift_up(evq *q, uint32_t i, uint64_t key)
 }
 
 /* Index of the smallest of the children starting at c (count entries in the heap). */
-static uint32_t min_child(const uint64_t *h, uint32_t count, uint32_t c)
+static inline uint32_t min_child(const uint64_t *h, uint32_t count, uint32_t c)
 {
     uint32_t best, k;
     if (c + 3u < count) { /* full group: selects, no branches to mispredict */
