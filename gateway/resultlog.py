@@ -63,8 +63,9 @@ def encode_record(offset: int, record: dict[str, Any]) -> bytes:
     return head + f"{crc:08x} ".encode("ascii") + payload + b"\n"
 
 
-def decode_record(line: bytes) -> tuple[int, dict[str, Any]] | None:
-    """``(offset, record)`` from one line including its newline, or None if it is invalid."""
+def _check_line(line: bytes) -> tuple[int, bytes] | None:
+    """``(offset, JSON payload)`` of one line including its newline if its length and
+    checksum guards hold, else None. Cheap: the payload is not parsed."""
     if not line.endswith(b"\n"):
         return None
     parts = line[:-1].split(b" ", 3)
@@ -80,10 +81,7 @@ def decode_record(line: bytes) -> tuple[int, dict[str, Any]] | None:
     head = offset_txt + b" " + length_txt + b" "
     if zlib.crc32(payload, zlib.crc32(head)) != crc:
         return None
-    record = json.loads(payload)
-    if not isinstance(record, dict):
-        return None
-    return offset, record
+    return offset, payload
 
 
 @dataclass(frozen=True)
@@ -111,8 +109,8 @@ def _list_segments(directory: Path) -> list[_Segment]:
     return segments
 
 
-def _iter_segment(segment: _Segment, is_last: bool) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """``(end_byte, offset, record)`` for every valid record; stops at a torn tail.
+def _iter_segment(segment: _Segment, is_last: bool) -> Iterator[tuple[int, int, bytes]]:
+    """``(end_byte, offset, JSON payload)`` of every valid record; stops at a torn tail.
 
     Offsets must run contiguously from the segment's first offset: a gap is corruption,
     not a torn tail, because the writer never skips an offset.
@@ -121,15 +119,15 @@ def _iter_segment(segment: _Segment, is_last: bool) -> Iterator[tuple[int, int, 
     position = 0
     with segment.path.open("rb") as f:
         for line in f:
-            decoded = decode_record(line)
-            if decoded is None or decoded[0] != expected:
+            checked = _check_line(line)
+            if checked is None or checked[0] != expected:
                 if is_last:
                     return
                 raise LogCorruptError(
                     f"{segment.path}: invalid record at byte {position}, expected offset {expected}"
                 )
             position += len(line)
-            yield position, decoded[0], decoded[1]
+            yield position, expected, checked[1]
             expected += 1
 
 
@@ -196,12 +194,12 @@ class ResultLog:
             segment = segments[i]
             if end_offset is not None and segment.first_offset >= end_offset:
                 return
-            for _, offset, record in _iter_segment(segment, is_last=i == len(segments) - 1):
+            for _, offset, payload in _iter_segment(segment, is_last=i == len(segments) - 1):
                 if offset < start_offset:
                     continue
                 if end_offset is not None and offset >= end_offset:
                     return
-                yield offset, record
+                yield offset, json.loads(payload)
 
     def append_batch(self, records: list[dict[str, Any]]) -> int:
         """Append ``records`` durably (one fsync); return the offset of the last one."""
