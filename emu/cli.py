@@ -102,6 +102,19 @@ def _summary(net, rows: int) -> Table:
     return table
 
 
+def _inject_query(console: Console, bridge, sql: str, after_ms: float) -> None:
+    """Runs the network (before the bridge serves it) until ``after_ms``, then sends the
+    query's parts a second apart, as the gateway does."""
+    from emu.queries import query_frames
+
+    frames = query_frames(sql)
+    console.print(f"query after {after_ms / 1000:.0f} s of virtual time: {sql}")
+    bridge.net.run_until(max(after_ms, bridge.net.now_ms))
+    for frame in frames:
+        bridge.write(frame)
+        bridge.net.run_for(1000.0)
+
+
 @click.command("emulate")
 @click.option("--nodes", type=click.IntRange(1, 65535), default=100, show_default=True)
 @click.option("--topology", type=click.Choice(["grid", "random", "file"]), default="grid")
@@ -159,7 +172,13 @@ def _summary(net, rows: int) -> Table:
     "--query",
     "sql",
     default=None,
-    help="Inject this TinySQL query at start (compiled by the gateway).",
+    help="Inject this TinySQL query (compiled by the gateway), parts a second apart.",
+)
+@click.option(
+    "--query-after",
+    default="30s",
+    show_default=True,
+    help="Virtual time run before --query is injected, so the routing tree forms first.",
 )
 @click.option("--summary-rows", type=int, default=20, show_default=True)
 def emulate_cmd(
@@ -180,6 +199,7 @@ def emulate_cmd(
     lossless: bool,
     battery_j: float,
     sql: str | None,
+    query_after: str,
     summary_rows: int,
 ) -> None:
     """Run an emulated mote network; its root's UART speaks TinyOS 1.x serial."""
@@ -217,12 +237,9 @@ def emulate_cmd(
         console.print(f"pty: [bold]{bridge.pty_path}[/]")
     if bridge.sf_port is not None:
         console.print(f"SerialForwarder: [bold]127.0.0.1:{bridge.sf_port}[/]")
-    if sql:
-        from emu.queries import query_frames
-
-        for frame in query_frames(sql):
-            bridge.write(frame)
     started = time.monotonic()
+    if sql:
+        _inject_query(console, bridge, sql, parse_duration_ms(query_after))
     totals: dict[str, int] = {}
     bridge.start()
     try:
@@ -235,8 +252,10 @@ def emulate_cmd(
     finally:
         bridge.stop()
     console.print(_summary(net, summary_rows))
+    wall = max(time.monotonic() - started, 1e-9)
     console.print(
-        f"events: {net.events}, wall {time.monotonic() - started:.1f} s,"
+        f"events: {net.events}, wall {wall:.1f} s,"
+        f" {net.n * net.now_ms / 1000 / wall:,.0f} node-seconds per wall second,"
         f" UART bytes out {bridge.stats.uart_bytes_out}"
     )
 
