@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -101,11 +102,15 @@ def run_case(case: Case) -> dict[str, float]:
     sent0 = int(net.counters()["sent"].sum())
     events0 = net.events
     uart_bytes = 0
-    start = time.perf_counter()
+    chunks = []
+    start, cpu_start = time.perf_counter(), time.process_time()
     for _ in range(0, case.epochs, DRAIN_EPOCHS):
+        chunk_start = time.perf_counter()
         net.run_for(DRAIN_EPOCHS * EPOCH_MS)
         uart_bytes += len(net.uart_read())
+        chunks.append(time.perf_counter() - chunk_start)
     wall = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     epochs = -(-case.epochs // DRAIN_EPOCHS) * DRAIN_EPOCHS
     counters = net.counters()
     node_epochs = case.nodes * epochs
@@ -113,12 +118,16 @@ def run_case(case: Case) -> dict[str, float]:
         "nodes": case.nodes,
         "epochs": epochs,
         "wall_s": wall,
+        "cpu_s": cpu,  # well below wall_s: the process was waiting for a core
         "setup_s": setup_s,
         "warmup_epochs": warmup_epochs,
         "sampling_nodes": sampling_nodes,
         "routed_nodes": int(routed.sum()),
         "max_depth": int(depth[routed].max()),
         "node_epochs_per_s": node_epochs / wall,
+        # per DRAIN_EPOCHS slice: how much a shared machine's load moved the figure
+        "slice_node_epochs_per_s_median": case.nodes * DRAIN_EPOCHS / statistics.median(chunks),
+        "slice_node_epochs_per_s_best": case.nodes * DRAIN_EPOCHS / min(chunks),
         "receptions_per_s": (int(counters["received"].sum()) - received0) / wall,
         "transmissions_per_s": (int(counters["sent"].sum()) - sent0) / wall,
         "events_per_s": (net.events - events0) / wall,
