@@ -138,9 +138,9 @@ def spark_cmd(
     def show(batch: BatchProgress) -> None:
         if batch.rows or batch.batch_id == 0:
             console.print(
-                f"[bold]{batch.query:>13}[/] batch {batch.batch_id:>4}  "
-                f"{batch.rows:>7} rows  {batch.duration_ms:>6} ms  "
-                f"log offset {max(batch.end_offsets, default=0)}"
+                f"[bold]{batch.query:>13}[/] batch {batch.batch_id:<4} {batch.rows:>7} rows "
+                f"{batch.duration_ms:>6} ms {batch.rows_per_s:>7.0f}/s  "
+                f"offset {max(batch.end_offsets, default=0)}"
             )
 
     try:

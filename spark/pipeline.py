@@ -95,6 +95,7 @@ class BatchProgress:
     batch_id: int
     rows: int
     duration_ms: int
+    rows_per_s: float
     end_offsets: tuple[int, ...]
 
 
@@ -323,6 +324,7 @@ class ProgressWatcher:
                         batch_id=progress["batchId"],
                         rows=progress["numInputRows"],
                         duration_ms=progress["durationMs"].get("triggerExecution", 0),
+                        rows_per_s=progress.get("processedRowsPerSecond") or 0.0,
                         end_offsets=_end_offsets(progress),
                     )
                 )
