@@ -182,9 +182,11 @@ class ResultLog:
         return -1
 
     def read(
-        self, start_offset: int = 0, end_offset: int | None = None
+        self, start_offset: int = 0, end_offset: int | None = None, kind: str | None = None
     ) -> Iterator[tuple[int, dict[str, Any]]]:
-        """Records with ``start_offset <= offset < end_offset`` (to the end if None), in order."""
+        """Records with ``start_offset <= offset < end_offset`` (to the end if None), in
+        order; only those whose ``"kind"`` is ``kind`` if given (others are not parsed)."""
+        marker = None if kind is None else b'"kind":' + json.dumps(kind).encode("ascii")
         segments = self._segments()
         if not segments:
             return
@@ -199,7 +201,11 @@ class ResultLog:
                     continue
                 if end_offset is not None and offset >= end_offset:
                     return
-                yield offset, json.loads(payload)
+                if marker is not None and marker not in payload:
+                    continue  # cheap pre-filter: encode_record writes compact JSON
+                record = json.loads(payload)
+                if kind is None or record.get("kind") == kind:
+                    yield offset, record
 
     def append_batch(self, records: list[dict[str, Any]]) -> int:
         """Append ``records`` durably (one fsync); return the offset of the last one."""

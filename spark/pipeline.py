@@ -127,7 +127,7 @@ def numeric_attributes(readings: DataFrame) -> list[str]:
 
 
 def has_query_record(log_dir: Path) -> bool:
-    return any(record.get("kind") == "query" for _, record in ResultLog(log_dir).read())
+    return next(ResultLog(log_dir).read(kind="query"), None) is not None
 
 
 def wait_for_query_record(log_dir: Path, timeout_s: float, poll_s: float = 0.5) -> bool:

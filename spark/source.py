@@ -130,9 +130,7 @@ class _LogScan:
     def rows(self, partition: OffsetRange) -> Iterator[Row]:
         kind = "reading" if self.table == "readings" else "aggregate"
         build = _reading_row_builder(self.schema) if kind == "reading" else _aggregate_row
-        for offset, record in ResultLog(self.path).read(partition.start, partition.end):
-            if record.get("kind") != kind:
-                continue
+        for offset, record in ResultLog(self.path).read(partition.start, partition.end, kind):
             if self.query_id is not None and record["query_id"] != self.query_id:
                 continue
             yield build(offset, record)
@@ -188,11 +186,7 @@ class MotebaseDataSource(DataSource):
         if self.options.get("table", "readings") == "aggregates":
             return AGGREGATES_SCHEMA
         query_id = self.options.get("query_id")
-        queries = (
-            record
-            for _, record in ResultLog(self.options["path"]).read()
-            if record.get("kind") == "query"
-        )
+        queries = (record for _, record in ResultLog(self.options["path"]).read(kind="query"))
         return readings_schema(
             selected_attributes(queries, None if query_id is None else int(query_id))
         )

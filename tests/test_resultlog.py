@@ -44,6 +44,16 @@ def test_append_returns_last_offset_and_read_returns_records_in_order(tmp_path: 
         assert list(log.read(4)) == []
 
 
+def test_read_filters_by_kind(tmp_path: Path) -> None:
+    query = {"kind": "query", "query_id": 1, "sql": 'SELECT "kind":"reading"'}
+    with ResultLog(tmp_path) as log:
+        log.append_batch([query, reading(1), {"kind": "aggregate", "value": 2.5}, reading(3)])
+    log = ResultLog(tmp_path)
+    assert list(log.read(kind="reading")) == [(1, reading(1)), (3, reading(3))]
+    assert list(log.read(kind="query")) == [(0, query)]
+    assert list(log.read(2, kind="aggregate")) == [(2, {"kind": "aggregate", "value": 2.5})]
+
+
 def test_reader_sees_records_of_a_writer_in_another_instance(tmp_path: Path) -> None:
     reader = ResultLog(tmp_path)
     with ResultLog(tmp_path) as writer:
