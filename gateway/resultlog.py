@@ -22,6 +22,12 @@ record. Readers that meet a torn tail in the last segment treat it as the end of
 log (the writer may be mid-write); an invalid record anywhere else is corruption and
 raises :class:`LogCorruptError`.
 
+Readers see committed records only: after each batch's fsync the writer publishes the
+batch's last offset in the ``committed`` file (atomically replaced). A record a reader
+has seen is therefore durable, and an offset once read never changes meaning, even if
+the machine loses power before the page cache reaches the disk. (A crash between the
+fsync and the publication hides that batch until the next writer opens the log.)
+
 One writer per directory, enforced with an advisory lock; any number of readers.
 """
 
@@ -39,6 +45,7 @@ from typing import Any, BinaryIO
 
 SEGMENT_SUFFIX = ".seg"
 LOCK_NAME = "writer.lock"
+COMMITTED_NAME = "committed"
 DEFAULT_SEGMENT_BYTES = 4 * 1024 * 1024
 _OFFSET_DIGITS = 20
 
@@ -140,6 +147,22 @@ def _scan_segment(segment: _Segment) -> _ScanResult:
     return _ScanResult(last_offset, valid_bytes, torn)
 
 
+def _read_committed(directory: Path) -> int | None:
+    """The last published offset, or None if no writer has published one yet."""
+    try:
+        return int((directory / COMMITTED_NAME).read_text())
+    except FileNotFoundError:
+        return None
+
+
+def _publish_committed(directory: Path, last_offset: int) -> None:
+    # No fsync: the file only ever names records that are already durable, so losing
+    # its latest version makes readers lag, never read ahead of the disk.
+    tmp = directory / f"{COMMITTED_NAME}.tmp"
+    tmp.write_text(f"{last_offset}\n")
+    os.replace(tmp, directory / COMMITTED_NAME)
+
+
 def _fsync_directory(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
@@ -171,15 +194,9 @@ class ResultLog:
         return [segment.first_offset for segment in self._segments()]
 
     def latest_offset(self) -> int:
-        """Offset of the last complete record; -1 if the log holds none."""
-        segments = self._segments()
-        for segment in reversed(segments):
-            last = None
-            for _, offset, _ in _iter_segment(segment, is_last=segment is segments[-1]):
-                last = offset
-            if last is not None:
-                return last
-        return -1
+        """Offset of the last committed record; -1 if the log holds none."""
+        committed = _read_committed(self.directory)
+        return -1 if committed is None else committed
 
     def read(
         self, start_offset: int = 0, end_offset: int | None = None, kind: str | None = None
@@ -187,6 +204,8 @@ class ResultLog:
         """Records with ``start_offset <= offset < end_offset`` (to the end if None), in
         order; only those whose ``"kind"`` is ``kind`` if given (others are not parsed)."""
         marker = None if kind is None else b'"kind":' + json.dumps(kind).encode("ascii")
+        committed_end = self.latest_offset() + 1
+        end_offset = committed_end if end_offset is None else min(end_offset, committed_end)
         segments = self._segments()
         if not segments:
             return
@@ -194,12 +213,12 @@ class ResultLog:
         index = max(bisect.bisect_right(firsts, start_offset) - 1, 0)
         for i in range(index, len(segments)):
             segment = segments[i]
-            if end_offset is not None and segment.first_offset >= end_offset:
+            if segment.first_offset >= end_offset:
                 return
             for _, offset, payload in _iter_segment(segment, is_last=i == len(segments) - 1):
                 if offset < start_offset:
                     continue
-                if end_offset is not None and offset >= end_offset:
+                if offset >= end_offset:
                     return
                 if marker is not None and marker not in payload:
                     continue  # cheap pre-filter: encode_record writes compact JSON
@@ -207,10 +226,17 @@ class ResultLog:
                 if kind is None or record.get("kind") == kind:
                     yield offset, record
 
-    def append_batch(self, records: list[dict[str, Any]]) -> int:
-        """Append ``records`` durably (one fsync); return the offset of the last one."""
+    def open_writer(self) -> int:
+        """Take the writer lock and repair a torn tail now (``append_batch`` does it on first
+        use); return the offset of the last record, which is then committed."""
         if self._writer is None:
             self._writer = ResultLogWriter(self.directory, self.segment_bytes)
+        return self._writer.next_offset - 1
+
+    def append_batch(self, records: list[dict[str, Any]]) -> int:
+        """Append ``records`` durably (one fsync); return the offset of the last one."""
+        self.open_writer()
+        assert self._writer is not None
         return self._writer.append_batch(records)
 
     def close(self) -> None:
@@ -268,6 +294,7 @@ class ResultLogWriter:
                 f.truncate(scan.valid_bytes)
                 os.fsync(f.fileno())
         next_offset = last.first_offset if scan.last_offset is None else scan.last_offset + 1
+        _publish_committed(self.directory, next_offset - 1)
         return next_offset, last.path.open("ab")
 
     def _create_segment(self, first_offset: int) -> BinaryIO:
@@ -297,6 +324,8 @@ class ResultLogWriter:
             pending += line
         self._flush(pending)
         self._next_offset = first + len(lines)
+        if lines:
+            _publish_committed(self.directory, self._next_offset - 1)
         return self._next_offset - 1
 
     def _flush(self, data: bytes | bytearray) -> None:

@@ -115,6 +115,21 @@ def test_torn_tail_is_invisible_to_readers_and_truncated_by_the_next_writer(
     assert list(ResultLog(tmp_path).read()) == [(i, reading(i)) for i in range(3)]
 
 
+def test_records_are_invisible_until_committed_and_published_by_the_next_writer(
+    tmp_path: Path,
+) -> None:
+    with ResultLog(tmp_path) as log:
+        log.append_batch([reading(0), reading(1)])
+    with (tmp_path / segment_name(0)).open("ab") as f:  # a crash after write, before publish
+        f.write(encode_record(2, reading(2)))
+    reader = ResultLog(tmp_path)
+    assert reader.latest_offset() == 1
+    assert [o for o, _ in reader.read()] == [0, 1]
+    with ResultLog(tmp_path) as log:
+        assert log.append_batch([reading(3)]) == 3  # the complete record 2 was kept
+    assert list(reader.read()) == [(i, reading(i)) for i in range(4)]
+
+
 def test_complete_line_with_bad_checksum_at_the_tail_is_repaired(tmp_path: Path) -> None:
     with ResultLog(tmp_path) as log:
         log.append_batch([reading(0)])
@@ -166,7 +181,7 @@ _WRITER = textwrap.dedent(
     from gateway.resultlog import ResultLog
 
     log = ResultLog(sys.argv[1], segment_bytes=4096)
-    seq = log.latest_offset() + 1
+    seq = log.open_writer() + 1
     while True:
         batch = [{"kind": "reading", "seq": seq + i, "pad": "x" * 60} for i in range(300)]
         last = log.append_batch(batch)
@@ -174,6 +189,10 @@ _WRITER = textwrap.dedent(
         print(last, flush=True)
     """
 )
+
+
+def bytes_on_disk(directory: Path) -> int:
+    return sum(segment.stat().st_size for segment in directory.glob("*.seg"))
 
 
 def _run_writer_until_killed(directory: Path, min_acked: int) -> int:
@@ -190,8 +209,8 @@ def _run_writer_until_killed(directory: Path, min_acked: int) -> int:
         if not line:
             break
         acked = int(line)
-    reader = ResultLog(directory)
-    while reader.latest_offset() <= acked and time.monotonic() < deadline:
+    size = bytes_on_disk(directory)
+    while bytes_on_disk(directory) == size and time.monotonic() < deadline:
         pass  # the next batch has started reaching the disk: kill inside it
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()

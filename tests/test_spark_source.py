@@ -186,7 +186,7 @@ _WRITER = textwrap.dedent(
 
     NODES = int(sys.argv[4])
     log = ResultLog(sys.argv[1], segment_bytes=4096)
-    last = log.latest_offset()
+    last = log.open_writer()
     if last < 0:
         log.append_batch([query_record()])
         done = 0
@@ -198,6 +198,10 @@ _WRITER = textwrap.dedent(
         print(log.append_batch(todo[start : start + 10 * NODES]), flush=True)
     """
 )
+
+
+def bytes_on_disk(directory: Path) -> int:
+    return sum(segment.stat().st_size for segment in directory.glob("*.seg"))
 
 
 def _start_writer(log_dir: Path, last_epoch: int) -> subprocess.Popen[str]:
@@ -219,12 +223,12 @@ def test_gateway_killed_mid_batch_then_restarted_spark_catches_up_exactly_once(
     try:
         while acked < 2000:
             acked = int(writer.stdout.readline())
-        reader = ResultLog(log_dir)
-        while reader.latest_offset() <= acked:
+        size = bytes_on_disk(log_dir)
+        while bytes_on_disk(log_dir) == size:
             pass  # the next batch has started reaching the disk: kill inside it
         os.kill(writer.pid, signal.SIGKILL)
         writer.wait()
-        killed_at = reader.latest_offset()
+        killed_at = ResultLog(log_dir).latest_offset()
 
         restarted = _start_writer(log_dir, last_epoch=(killed_at // NODES) + 60)
         assert restarted.wait(timeout=120) == 0
