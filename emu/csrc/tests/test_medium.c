@@ -264,12 +264,12 @@ static void test_evq_orders_by_time_then_slot(void)
         popped++;
     }
     CHECK(popped > 0 && popped <= 1000);
-    evq_schedule(&q, 2, 5);
-    evq_schedule(&q, 1, 5);
-    evq_schedule(&q, 2, 5); /* re-arming does not change the order of a tie */
+    evq_schedule(&q, 2, last + 5u);
+    evq_schedule(&q, 1, last + 5u);
+    evq_schedule(&q, 2, last + 5u); /* re-arming does not change the order of a tie */
     CHECK(evq_pop(&q, &t) == 1);
     CHECK(evq_pop(&q, &t) == 2);
-    CHECK(t == 5);
+    CHECK(t == last + 5u);
     evq_free(&q);
 }
 
@@ -291,6 +291,41 @@ static void test_evq_moves_its_base_for_far_deadlines(void)
     CHECK(evq_pop(&q, &t) == 8 && t == far);
     evq_free(&q);
     CHECK(evq_init(&q, EVQ_MAX_SLOTS + 1u) == -1);
+}
+
+static void test_evq_agrees_with_a_sorted_reference(void)
+{
+    /* random arming, re-arming, cancelling and popping of deadlines from microseconds
+     * to minutes away against a plain array searched for its (time, slot) minimum */
+    static uint64_t due[64];
+    static const uint64_t reach[4] = {3000u, 100000u, 3000000u, 600000000u};
+    evq q;
+    emu_rng rng;
+    uint64_t now = 0, t;
+    uint32_t i, s, best;
+    CHECK(evq_init(&q, 64) == 0);
+    emu_rng_seed(&rng, 9, 0);
+    for (s = 0; s < 64; s++)
+        due[s] = UINT64_MAX;
+    for (i = 0; i < 200000u; i++) {
+        s = emu_rng_below(&rng, 64);
+        if (emu_rng_below(&rng, 8) == 0) {
+            evq_cancel(&q, s);
+            due[s] = UINT64_MAX;
+        } else if (emu_rng_below(&rng, 2) == 0) {
+            t = now + emu_rng_below(&rng, (uint32_t)reach[emu_rng_below(&rng, 4)]);
+            CHECK(evq_schedule(&q, s, t) == 0);
+            due[s] = t;
+        } else if (q.count) {
+            for (best = 0, s = 1; s < 64; s++)
+                if (due[s] < due[best])
+                    best = s;
+            CHECK(evq_next_time(&q) == due[best]);
+            CHECK(evq_pop(&q, &now) == best && now == due[best]);
+            due[best] = UINT64_MAX;
+        }
+    }
+    evq_free(&q);
 }
 
 static void test_same_seed_same_run(void)
@@ -330,6 +365,7 @@ int main(void)
     test_routing_reads_every_node();
     test_evq_orders_by_time_then_slot();
     test_evq_moves_its_base_for_far_deadlines();
+    test_evq_agrees_with_a_sorted_reference();
     test_same_seed_same_run();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
