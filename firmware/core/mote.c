@@ -53,7 +53,7 @@ static uint8_t node_awake(const mote_state *st, uint32_t now)
     if (st->id == MOTE_ROOT_ID || !any_query_running(st) || st->radio_busy || st->listening ||
         st->waiting || !sched_due(st->hold_until, now))
         return 1;
-    return (st->ctl_count && tx_gate(st)) || (tx_results_pending(st) && tx_results_gate(st, now));
+    return (st->ctl_count && tx_gate(st)) || tx_results_may_go(st, now);
 }
 
 /*
@@ -109,6 +109,8 @@ static void rearm(mote_state *st)
             earliest(&next, st->hold_until);
         if (tx_results_pending(st) && !sched_due(st->send_until, now))
             earliest(&next, st->send_until);
+        if (st->ctl_count && !sched_due(st->ctl_until, now))
+            earliest(&next, st->ctl_until);
         for (i = 0; i < QUERY_SLOTS; i++)
             if (st->ctl_count && (st->gate_open & (1u << i)) && !sched_due(st->run[i].tx_until, now))
                 earliest(&next, st->run[i].tx_until);
@@ -178,30 +180,74 @@ static void forward_query(mote_state *st, const uint8_t *msg)
     tx_control(st, TOS_BCAST_ADDR, AM_QUERY, buf, TOS_DATA_LENGTH);
 }
 
+/*
+ * Whether the sender of a query part is upstream: the PC (fwdNode 0x007E at
+ * the root), the routing parent, or anyone while the node has no route. An
+ * upstream node forwards a part only after taking it as new itself, so its
+ * parts may start a new query under the id of a stopped one (the PC reuses
+ * ids); other neighbours may still be relaying the stopped query, and its
+ * late parts must not revive it (TinyDB's mStoppedQid guard).
+ */
+static uint8_t from_upstream(const mote_state *st, uint16_t fwd)
+{
+    uint16_t parent = routing_parent(&st->rt);
+    return fwd == parent || parent == ROUTING_PARENT_NONE;
+}
+
+/*
+ * A new query may need the slot of a stopped one: a part reusing the id of a
+ * draining query replaces it, and with every slot taken a draining query ends
+ * early. Either way only the last records of a stopped query are lost.
+ */
+static void make_room(mote_state *st, uint8_t qid)
+{
+    uint8_t i = qtable_find(&st->queries, qid);
+    if (i < QUERY_SLOTS) {
+        if (st->queries.slot[i].status == QUERY_DRAINING)
+            run_stop(st, i);
+        return;
+    }
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status == QUERY_FREE)
+            return;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status == QUERY_DRAINING) {
+            run_stop(st, i);
+            return;
+        }
+}
+
 static void on_query_msg(mote_state *st, const uint8_t *msg, uint8_t len)
 {
-    uint8_t slot;
+    uint8_t slot, qid, type, is_add, upstream;
     uint16_t fwd;
     qasm_outcome out;
     if (len < QMSG_LEN) {
         st->stats.parts_rejected++;
         return;
     }
-    /* Neighbours still relaying a stopped query must not revive it (TinyDB mStoppedQid);
-     * the PC may reuse the id for a new query. */
+    qid = msg[QMSG_QID];
+    type = msg[QMSG_MSG_TYPE];
+    is_add = type == QMSG_ADD || type == QMSG_MODIFY;
     fwd = le16_get(msg + QMSG_FWD_NODE);
-    if (msg[QMSG_QID] == st->stopped_qid && msg[QMSG_MSG_TYPE] != QMSG_DEL) {
-        if (fwd != TOS_UART_ADDR)
+    upstream = from_upstream(st, fwd);
+    if (qid == st->stopped_qid && type != QMSG_DEL) {
+        if (!upstream)
             return;
-        st->stopped_qid = QUERY_NO_QID;
+        if (is_add)
+            st->stopped_qid = QUERY_NO_QID; /* a new query under the old id */
     }
+    /* More parts may follow: keep listening (the control tail, core/schedule.h). */
+    if (fwd != TOS_UART_ADDR)
+        st->hold_until = sched_later(st->hold_until, mote_now(st) + ACTIVITY_HOLD_MS);
+    if (is_add && (upstream || qid != st->stopped_qid) && qtable_add_is_valid(msg, len))
+        make_room(st, qid);
     out = qtable_receive(&st->queries, msg, len, &slot);
     if (out == QASM_REJECTED) {
         st->stats.parts_rejected++;
         return;
     }
-    if ((out == QASM_STORED || out == QASM_COMPLETED) && fwd != TOS_UART_ADDR &&
-        (fwd == routing_parent(&st->rt) || routing_parent(&st->rt) == ROUTING_PARENT_NONE))
+    if ((out == QASM_STORED || out == QASM_COMPLETED) && fwd != TOS_UART_ADDR && upstream)
         sync_time(st, (uint32_t)le16_get(msg + QMSG_TIME + 1) |
                           (uint32_t)le16_get(msg + QMSG_TIME + 3) << 16);
     switch (out) {
@@ -212,6 +258,7 @@ static void on_query_msg(mote_state *st, const uint8_t *msg, uint8_t len)
         (void)run_start(st, slot);
         break;
     case QASM_DELETED:
+        st->stopped_qid = qid;
         if (slot < QUERY_SLOTS && st->queries.slot[slot].status == QUERY_DRAINING)
             run_drain(st, slot);
         break;

@@ -95,39 +95,60 @@ typedef struct held_result {
     uint8_t payload[QR_LEN];
 } held_result;
 
+/*
+ * Query sharing (wire format §6.5): parts of a running query that a neighbour
+ * asked for with a QueryRequestMessage and that are not on the air yet; they
+ * are rebuilt from the parsed query one at a time as the control queue has room.
+ */
+typedef struct query_share {
+    uint8_t qid;              /* QUERY_NO_QID: nothing to send */
+    uint8_t others;           /* QSHARE_* parts still to send */
+    uint16_t fields;          /* bit i: field part i still to send */
+    uint16_t exprs;           /* bit j: expression part j still to send */
+} query_share;
+
+#define QSHARE_BUFFER 0x01u
+#define QSHARE_NEPOCHS 0x02u
+
 struct mote_state {
+    /* Ordered by alignment: no padding between the small fields. */
     const mote_hal *hal;
-    uint16_t id;
     int32_t clock_offset;     /* logical time = hal now + offset */
+    uint16_t id;
+    uint16_t arena_used;
 
     query_table queries;
     query_run run[QUERY_SLOTS];
-    uint16_t arena_used;
     uint8_t arena[AGG_ARENA_BYTES];
 
     radioq rq;
     ctl_packet ctlq[CTLQ_LEN];
+
+    uint32_t next_beacon_at;
+    uint32_t retry_at;
+    uint32_t alarm_at;
+    uint32_t hold_until;      /* activity tail: keep listening until then */
+    uint32_t send_until;      /* the parent is known to listen until then */
+    uint32_t ctl_until;       /* children heard a query part: they listen until then */
+    uint32_t request_after;   /* no query request (AM 104) before then */
+    held_result held;
+    query_share share;        /* query parts a neighbour asked for, still to send */
+
     uint8_t ctl_head, ctl_count;
     uint8_t radio_busy;       /* a radio_send is in flight */
     uint8_t gate_open;        /* queries past their transmit start this epoch (bit per slot) */
     uint8_t listening;        /* queries in their children's interval (bit per slot) */
     uint8_t waiting;          /* queries waiting to hear the parent (bit per slot) */
     uint8_t power;            /* last state reported through hal.power (bit per part) */
-    uint8_t result_in_flight; /* the radio carries `held` */
+    uint8_t in_flight;        /* what the radio carries: enum tx_in_flight (txpath.h) */
     uint8_t child_epochs;     /* epochs left counting as a parent (results heard) */
     uint8_t beacon_due;
     uint8_t no_interleave;
     uint8_t cmd_seen;
     uint8_t cmd_last_seq;     /* low byte of the last command seqNo */
     uint8_t stopped_qid;      /* last query stopped: its late parts must not revive it */
-    uint32_t next_beacon_at;
-    uint32_t retry_at;
     uint8_t retry_pending;
     uint8_t alarm_armed;      /* the platform holds an alarm at alarm_at (hal time) */
-    uint32_t alarm_at;
-    uint32_t hold_until;      /* activity tail: keep listening until then */
-    uint32_t send_until;      /* the parent is known to listen until then */
-    held_result held;
 
     routing rt;
     serial_rx srx;

@@ -206,10 +206,12 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
         next_epoch(st, slot);
         return;
     }
-    /* The parent listens through its own interval: results may go until its end. */
+    /* The parent listens through its own interval: results may go until its end.
+     * Waiting for it lasts until a packet it starts there has ended. */
     run->phase = PH_PARENT;
     run->next_at = run->slot_depth ? run->tx_until + interval : epoch_end(run);
     st->send_until = sched_later(st->send_until, run->next_at);
+    run->next_at += SCHED_TX_GUARD_MS;
     st->waiting |= (uint8_t)(1u << slot);
 }
 

@@ -120,20 +120,19 @@ static uint8_t any_running(const mote_state *st)
 
 uint8_t tx_gate(const mote_state *st)
 {
-    uint8_t i, running = 0;
-    uint32_t now = 0;
-    for (i = 0; i < QUERY_SLOTS; i++) {
-        if (st->queries.slot[i].status < QUERY_RUNNING)
-            continue;
-        running = 1;
-        if (st->gate_open & (1u << i)) {
-            if (!now)
-                now = mote_now(st);
-            if ((int32_t)(st->run[i].tx_until - now) > 0)
-                return 1;
-        }
-    }
-    return !running;
+    uint8_t i;
+    uint32_t now;
+    if (!any_running(st))
+        return 1;
+    now = mote_now(st);
+    /* The children that heard our last query part are still listening. */
+    if ((int32_t)(st->ctl_until - now) > 0)
+        return 1;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING && (st->gate_open & (1u << i)) &&
+            (int32_t)(st->run[i].tx_until - now) > 0)
+            return 1;
+    return 0;
 }
 
 uint8_t tx_results_gate(const mote_state *st, uint32_t now)
@@ -148,6 +147,14 @@ uint8_t tx_results_gate(const mote_state *st, uint32_t now)
 uint8_t tx_results_pending(const mote_state *st)
 {
     return (st->held.valid && !st->held.waits) || radioq_count(&st->rq) != 0;
+}
+
+uint8_t tx_results_may_go(const mote_state *st, uint32_t now)
+{
+    /* Results wait behind control packets: a child stops listening for its parent
+     * on the parent's first result, so a result first would leave the children
+     * asleep when the query part follows (core/schedule.h). */
+    return tx_results_pending(st) && !st->ctl_count && tx_results_gate(st, now);
 }
 
 void tx_parent_heard(mote_state *st)
@@ -201,7 +208,7 @@ static void send_held(mote_state *st)
     if (!radio_send(st, pkt, n))
         return;
     st->held.tries++;
-    st->result_in_flight = mh.hopcount == MHOP_HOPCOUNT_INVALID ? TX_RESULT_BCAST
+    st->in_flight = mh.hopcount == MHOP_HOPCOUNT_INVALID ? TX_RESULT_BCAST
                                                                   : TX_RESULT_UNICAST;
 }
 
@@ -209,17 +216,23 @@ void tx_pump(mote_state *st)
 {
     if (st->radio_busy || st->retry_pending)
         return;
-    if (st->ctl_count && tx_gate(st)) {
+    if (st->ctl_count) {
         ctl_packet *p = &st->ctlq[st->ctl_head];
-        if (p->bytes[2] == AM_QUERY)
+        uint8_t query_part = p->bytes[2] == AM_QUERY;
+        if (!tx_gate(st))
+            return;
+        if (query_part)
             stamp_time(st, p->bytes + TOS_HEADER_LEN + QMSG_TIME);
         if (radio_send(st, p->bytes, p->len)) {
             st->ctl_head = (uint8_t)((st->ctl_head + 1u) % CTLQ_LEN);
             st->ctl_count--;
+            /* Only a part sent on the schedule opens the control tail: without one, the
+             * receivers are awake anyway and relay at once, deaf to a next part. */
+            st->in_flight = query_part && any_running(st) ? TX_QUERY_PART : TX_OTHER_CONTROL;
         }
         return;
     }
-    if (!tx_results_pending(st) || st->held.waits || !tx_results_gate(st, mote_now(st)))
+    if (st->held.waits || !tx_results_may_go(st, mote_now(st)))
         return;
     if (st->held.valid || take_next(st))
         send_held(st);
@@ -256,10 +269,12 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
 
 void tx_done(mote_state *st, uint8_t acked)
 {
-    uint8_t kind = st->result_in_flight;
+    uint8_t kind = st->in_flight;
     st->radio_busy = 0;
-    st->result_in_flight = 0;
-    if (kind)
+    st->in_flight = TX_NOTHING;
+    if (kind == TX_QUERY_PART) /* the children hold on: the next part may follow */
+        st->ctl_until = mote_now(st) + PARENT_AWAKE_MS;
+    else if (kind == TX_RESULT_UNICAST || kind == TX_RESULT_BCAST)
         result_done(st, kind, acked);
     tx_pump(st);
 }

@@ -6,10 +6,12 @@
  * first, and the result queue (net/radioq.h, with its naive/winavg/delta
  * policy), which holds own and forwarded AM 240 results. Control packets go
  * during the node's own interval (its children are awake, waiting to hear
- * it); results go while the parent is known to listen: from the node's
- * transmit time through the parent's interval, extended by every ack from and
- * every packet overheard from the parent, and always when the parent is the
- * root. With no query running, nobody sleeps and everything goes at once
+ * it) and, after a query part, while the children that heard it still
+ * listen (the control tail, core/schedule.h); results go while the parent is
+ * known to listen: from the node's transmit time through the parent's
+ * interval, extended by every ack from and every packet overheard from the
+ * parent, and always when the parent is the root -- but never ahead of a
+ * waiting control packet. With no query running, nobody sleeps and everything goes at once
  * (core/schedule.h).
  *
  * A result leaves the queue into `held` and stays there until the parent
@@ -41,8 +43,14 @@ void tx_uart(mote_state *st, uint8_t am, const uint8_t *data, uint8_t len);
  */
 uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value);
 
-/* What the radio carries (mote_state.result_in_flight). */
-enum tx_in_flight { TX_NO_RESULT = 0, TX_RESULT_UNICAST = 1, TX_RESULT_BCAST = 2 };
+/* What the radio carries (mote_state.in_flight). */
+enum tx_in_flight {
+    TX_NOTHING = 0,
+    TX_RESULT_UNICAST = 1,
+    TX_RESULT_BCAST = 2,
+    TX_QUERY_PART = 3, /* an AM 101 broadcast: the children listening hold on after it */
+    TX_OTHER_CONTROL = 4
+};
 
 /* Start the next transmission if the radio is free and something may go. */
 void tx_pump(mote_state *st);
@@ -58,6 +66,9 @@ uint8_t tx_results_gate(const mote_state *st, uint32_t now);
 
 /* 1 if a result is held or queued. */
 uint8_t tx_results_pending(const mote_state *st);
+
+/* 1 if a pending result may go at `now`: the parent listens and no control packet waits. */
+uint8_t tx_results_may_go(const mote_state *st, uint32_t now);
 
 /* The parent was heard: it listens for a while; a held result is resent at once. */
 void tx_parent_heard(mote_state *st);

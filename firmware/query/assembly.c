@@ -118,6 +118,12 @@ static uint8_t part_is_valid(const uint8_t *msg, qexpr *parsed)
     }
 }
 
+uint8_t qtable_add_is_valid(const uint8_t *msg, uint8_t len)
+{
+    qexpr parsed;
+    return len >= QMSG_LEN && part_is_valid(msg, &parsed);
+}
+
 static uint8_t claim_slot(query_table *t, const uint8_t *msg)
 {
     uint8_t i;

@@ -84,6 +84,9 @@ uint8_t qtable_find(const query_table *t, uint8_t qid);
  */
 qasm_outcome qtable_receive(query_table *t, const uint8_t *msg, uint8_t len, uint8_t *slot);
 
+/* 1 if an ADD/MODIFY message of `len` bytes is well formed (what qtable_receive checks first). */
+uint8_t qtable_add_is_valid(const uint8_t *msg, uint8_t len);
+
 /* Release a slot (query finished, or its runtime could not be set up). */
 void qtable_free(query_table *t, uint8_t slot);
 
