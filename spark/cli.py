@@ -147,10 +147,10 @@ def spark_cmd(
         run_until(queries, log_dir, duration_s=duration, idle_s=until_idle, on_batch=show)
     except KeyboardInterrupt:
         console.print("interrupted; checkpoints are consistent, rerun to resume")
-    _print_summary(console, summarize(spark, out_dir))
+    print_summary(console, summarize(spark, out_dir))
 
 
-def _print_summary(console: Console, summaries: Sequence[TableSummary]) -> None:
+def print_summary(console: Console, summaries: Sequence[TableSummary]) -> None:
     if not summaries:
         console.print("no Parquet output yet")
         return

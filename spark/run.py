@@ -1,0 +1,209 @@
+"""`mote run`: the main job, end to end: emulated network → gateway → result log → Spark.
+
+This is the one module that composes all three layers (design.md §3). Each keeps its own
+boundary: the emulator serves its root's UART on a pty exactly as a Mica2 on a MIB510
+would, the gateway drives that pty through its ordinary serial transport and appends
+rows to the durable result log, and Spark streams only that log into Parquet.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from emu.bridge import SerialBridge
+    from gateway.assembly import Row
+    from gateway.session import RegisteredQuery
+    from spark.pipeline import BatchProgress
+
+DEFAULT_QUERY = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 1s"
+#: Virtual time the network runs (as fast as it can) before the query, so that the
+#: routing tree has formed when the first query part arrives.
+TREE_FORMATION_MS = 30_000.0
+#: After the gateway stops, how long the log must stay unchanged (with Spark caught up
+#: to its end) before the streams are stopped.
+DRAIN_IDLE_S = 3.0
+STATUS_EVERY_S = 5.0
+
+
+@dataclass
+class GatewayProgress:
+    """What the gateway thread reports to the status line (updated by one writer)."""
+
+    query_id: int | None = None
+    rows: int = 0
+    last_epoch: int = 0
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    # A RowSink: counts what goes into the log.
+    def start(self, query: RegisteredQuery) -> None:
+        self.query_id = query.query_id
+
+    def write(self, rows: Sequence[Row]) -> None:
+        self.rows += len(rows)
+        self.last_epoch = max([self.last_epoch, *(row.epoch for row in rows)])
+
+    def close(self) -> None:
+        pass
+
+
+def _start_network(nodes: int, topology: str, platform: str, seed: int) -> SerialBridge:
+    from emu import Network, NetworkConfig, serve
+
+    net = Network(NetworkConfig(nodes=nodes, topology=topology, platform=platform, seed=seed))
+    net.run_for(TREE_FORMATION_MS)
+    return serve(net, pty=True, realtime=True)
+
+
+def _run_gateway(
+    port: str, sql: str, log_dir: Path, duration_s: float, progress: GatewayProgress
+) -> None:
+    """The gateway, exactly as `mote query SQL --port PTY --log DIR` runs it."""
+    from gateway.plan import compile_query
+    from gateway.resultlog import ResultLog
+    from gateway.session import QuerySession, RunLimits, run_query
+    from gateway.sinks import ResultLogSink
+    from gateway.transport import open_link
+
+    try:
+        session = QuerySession(open_link(port, "mica2", None))
+        try:
+            sinks = [ResultLogSink(ResultLog(log_dir)), progress]
+            run_query(session, compile_query(sql), sql, sinks, RunLimits(duration_s=duration_s))
+        finally:
+            session.close()
+    except BaseException as exc:  # reported by the main thread, which owns the console
+        progress.error = exc
+    finally:
+        progress.done.set()
+
+
+def _status_line(bridge: SerialBridge, gateway: GatewayProgress, started: float) -> str:
+    elapsed = time.monotonic() - started
+    virtual_s = bridge.net.now_ms / 1000.0
+    rate = gateway.rows / elapsed if elapsed > 0 else 0.0
+    return (
+        f"[dim]{elapsed:6.0f}s[/] network t={virtual_s:7.1f}s  "
+        f"gateway query {gateway.query_id} epoch {gateway.last_epoch}: "
+        f"{gateway.rows} rows ({rate:.1f}/s)"
+    )
+
+
+def _show_batch(console: Console, batch: BatchProgress) -> None:
+    if batch.rows:
+        console.print(
+            f"[dim]spark[/] {batch.query:>13} batch {batch.batch_id:<4} {batch.rows:>6} rows "
+            f"in {batch.duration_ms} ms"
+        )
+
+
+@click.command("run")
+@click.option("--nodes", type=click.IntRange(2, 10_000), default=25, show_default=True)
+@click.option(
+    "--topology", type=click.Choice(["grid", "random"]), default="grid", show_default=True
+)
+@click.option(
+    "--platform",
+    type=click.Choice(["mica2", "mica", "mica2dot"]),
+    default="mica2",
+    show_default=True,
+)
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--query", "sql", default=DEFAULT_QUERY, show_default=True, help="TinySQL.")
+@click.option(
+    "--duration", type=float, default=60.0, show_default=True, help="Seconds the query runs."
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("out/run"),
+    show_default=True,
+    help="Result log in OUT/log, Parquet tables in OUT/parquet/<table>.",
+)
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+def run_cmd(
+    nodes: int,
+    topology: str,
+    platform: str,
+    seed: int,
+    sql: str,
+    duration: float,
+    out: Path,
+    master: str,
+) -> None:
+    """Emulated network -> gateway -> Spark -> Parquet, live, then a summary from Spark.
+
+    Rerunning with the same --out appends to the log and resumes Spark from its
+    checkpoints, so every logged row is in Parquet exactly once.
+    """
+    from gateway.plan import TinySQLError, compile_query
+    from spark.cli import print_summary
+    from spark.pipeline import (
+        PipelineConfig,
+        ProgressWatcher,
+        raise_if_failed,
+        run_until,
+        start_pipeline,
+        wait_for_query_record,
+    )
+    from spark.session import build_session
+    from spark.summary import summarize
+
+    try:
+        compile_query(sql)
+    except TinySQLError as exc:
+        raise click.ClickException(str(exc)) from exc
+    console = Console()
+    log_dir, parquet_dir = out / "log", out / "parquet"
+    log_dir.mkdir(parents=True, exist_ok=True)
+
+    with console.status("starting Spark"):
+        spark = build_session(master)
+    console.print(f"Spark {spark.version} on {master}")
+    with console.status(f"forming the routing tree of {nodes} {platform} nodes"):
+        bridge = _start_network(nodes, topology, platform, seed)
+    console.print(f"emulated {nodes}-node {topology} ({platform}) serving {bridge.pty_path}")
+
+    gateway = GatewayProgress()
+    threading.Thread(
+        target=_run_gateway,
+        args=(bridge.pty_path, sql, log_dir, duration, gateway),
+        name="gateway",
+        daemon=True,
+    ).start()
+    console.print(f"gateway: {sql}")
+    try:
+        if not wait_for_query_record(log_dir, timeout_s=60.0):
+            raise click.ClickException(f"the gateway did not start the query: {gateway.error}")
+        queries = start_pipeline(spark, PipelineConfig(log_dir=log_dir, out_dir=parquet_dir))
+        watcher = ProgressWatcher(queries)
+        started = last_status = time.monotonic()
+        while not gateway.done.wait(0.5):
+            raise_if_failed(queries)
+            for batch in watcher.poll():
+                _show_batch(console, batch)
+            if time.monotonic() - last_status >= STATUS_EVERY_S:
+                console.print(_status_line(bridge, gateway, started))
+                last_status = time.monotonic()
+        if gateway.error is not None:
+            raise click.ClickException(f"gateway failed: {gateway.error}")
+        console.print(_status_line(bridge, gateway, started))
+        console.print("query stopped; letting Spark catch up with the log")
+        run_until(queries, log_dir, idle_s=DRAIN_IDLE_S, on_batch=lambda b: _show_batch(console, b))
+    finally:
+        bridge.stop()
+    print_summary(console, summarize(spark, parquet_dir))
+    spark.stop()
+
+
+COMMANDS: list[click.Command] = [run_cmd]
