@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 
 import click
@@ -11,16 +10,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_MS = {"ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3, "d": 86400e3, None: 1e3}
-
-
-def parse_duration_ms(text: str) -> float:
-    """``10m``, ``30s``, ``1.5h``, ``250ms``; a bare number is seconds."""
-    match = _DURATION.match(text)
-    if not match:
-        raise click.BadParameter(f"{text!r} is not a duration like 10m, 30s, 1h or 250ms")
-    return float(match.group(1)) * _UNIT_MS[match.group(2)]
+from gateway.cli.params import parse_duration
 
 
 def _root_position(text: str | None) -> tuple[float, float] | None:
@@ -207,7 +197,7 @@ def emulate_cmd(
     from emu.network import ConfigError, Network, NetworkConfig
 
     console = Console()
-    until_ms = parse_duration_ms(duration) if duration else None
+    until_ms = parse_duration(duration) * 1000.0 if duration else None
     try:
         config = NetworkConfig(
             nodes=nodes,
@@ -239,7 +229,7 @@ def emulate_cmd(
         console.print(f"SerialForwarder: [bold]127.0.0.1:{bridge.sf_port}[/]")
     started = time.monotonic()
     if sql:
-        _inject_query(console, bridge, sql, parse_duration_ms(query_after))
+        _inject_query(console, bridge, sql, parse_duration(query_after) * 1000.0)
     totals: dict[str, int] = {}
     bridge.start()
     try:

@@ -19,7 +19,7 @@ from scripted_mote import ScriptedMote, TinyDBRoot, aggregate_packet, query_part
 
 from gateway.assembly import Row
 from gateway.cli.main import build_cli
-from gateway.cli.session_cmds import parse_duration
+from gateway.cli.params import parse_duration
 from gateway.plan import compile_query
 from gateway.protocol import AmType, parse_tos_packet
 from gateway.resultlog import ResultLog

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,6 +11,7 @@ import click
 from rich.console import Console
 
 from gateway.assembly import RegisteredQuery, Row
+from gateway.cli.params import parse_duration
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
 from gateway.resultlog import LogLockedError, ResultLog
 from gateway.session import (
@@ -25,18 +25,6 @@ from gateway.session import (
 from gateway.sfserver import SerialForwarder
 from gateway.sinks import CsvSink, JsonLinesSink, LiveTableSink, ResultLogSink
 from gateway.transport import ReconnectingEndpoint, open_link
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
-
-def parse_duration(text: str) -> float:
-    """Seconds from ``90``, ``90s``, ``500ms``, ``2m`` or ``1h``."""
-    match = _DURATION.match(text)
-    if match is None:
-        raise click.BadParameter(f"{text!r} is not a duration such as 30s, 500ms, 2m, 1h")
-    return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

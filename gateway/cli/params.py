@@ -1,0 +1,18 @@
+"""Command-line values shared by every layer's subcommands."""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_SECONDS_PER_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from ``90``, ``90s``, ``500ms``, ``2m``, ``1.5h`` or ``1d`` (bare = seconds)."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise click.BadParameter(f"{text!r} is not a duration such as 30s, 500ms, 2m, 1h")
+    return float(match.group(1)) * _SECONDS_PER_UNIT[match.group(2)]
