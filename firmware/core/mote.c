@@ -18,6 +18,7 @@
 #include "mote_state.h"
 #include "runs.h"
 #include "schedule.h"
+#include "sharing.h"
 #include "txpath.h"
 
 /* The whole node must fit next to a stack in the ATmega128's 4 KB (C99 static assert). */
@@ -70,7 +71,11 @@ static void report_power(mote_state *st)
 {
     uint8_t cpu = node_awake(st, mote_now(st));
     uint8_t radio = cpu && (st->id == MOTE_ROOT_ID || queue_takes_forwards(st));
-    uint8_t bits = (uint8_t)(cpu << MOTE_PWR_CPU | radio << MOTE_PWR_RADIO);
+    uint8_t bits;
+    /* A congested relay must still hear the query parts it lacks (core/sharing.h). */
+    if (cpu && share_awaiting(st))
+        radio = 1;
+    bits = (uint8_t)(cpu << MOTE_PWR_CPU | radio << MOTE_PWR_RADIO);
     if (bits == st->power)
         return;
     if ((bits ^ st->power) & (1u << MOTE_PWR_CPU))
@@ -140,6 +145,7 @@ static void settle(mote_state *st)
     /* Records first: the parent merges what reaches it before its own transmit time. */
     if (st->beacon_due && tx_gate(st) && !tx_results_pending(st) && !st->radio_busy)
         send_beacon(st);
+    share_pump(st);
     tx_pump(st);
     report_power(st);
     rearm(st);
@@ -231,11 +237,23 @@ static void on_query_msg(mote_state *st, const uint8_t *msg, uint8_t len)
     is_add = type == QMSG_ADD || type == QMSG_MODIFY;
     fwd = le16_get(msg + QMSG_FWD_NODE);
     upstream = from_upstream(st, fwd);
+    /* The root runs what the PC sends and stops what it stops: a late DEL relayed
+     * back by a neighbour must not end a query that reused the id. */
+    if (st->id == MOTE_ROOT_ID && !upstream)
+        return;
     if (qid == st->stopped_qid && type != QMSG_DEL) {
         if (!upstream)
             return;
-        if (is_add)
-            st->stopped_qid = QUERY_NO_QID; /* a new query under the old id */
+        if (is_add) { /* a new query under the old id */
+            st->stopped_qid = QUERY_NO_QID;
+            st->reused_qid = qid;
+        }
+    }
+    /* DELs of the old query may still be relayed around: only upstream stops the new one. */
+    if (qid == st->reused_qid && type == QMSG_DEL) {
+        if (!upstream)
+            return;
+        st->reused_qid = QUERY_NO_QID;
     }
     /* More parts may follow: keep listening (the control tail, core/schedule.h). */
     if (fwd != TOS_UART_ADDR)
@@ -300,6 +318,8 @@ static void on_result_for_me(mote_state *st, const mhop_header *mh, const qr_vie
     if (v->type == QR_TUPLE) /* more may follow: the activity tail */
         st->hold_until = mote_now(st) + ACTIVITY_HOLD_MS;
     slot = running_slot(st, v->qid);
+    if (slot == QUERY_SLOTS)
+        share_on_result(st, v->qid, mh->sourceaddr);
     if (slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD) {
         proc_merge(st, slot, v); /* TAG: folded into our own record, not forwarded */
         return;
@@ -320,6 +340,8 @@ static void on_result_overheard(mote_state *st, const tos_header *tos, const mho
         if (slot < QUERY_SLOTS)
             run_adopt_epoch(st, slot, v->epoch);
     }
+    if (slot == QUERY_SLOTS)
+        share_on_result(st, v->qid, mh->sourceaddr);
     if (slot < QUERY_SLOTS && parent != ROUTING_PARENT_NONE && tos->addr == parent &&
         mh->sourceaddr != st->id)
         proc_snoop(st, slot, v);
@@ -358,7 +380,9 @@ void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
     st->hal = hal;
     st->id = id;
     st->stopped_qid = QUERY_NO_QID;
+    st->reused_qid = QUERY_NO_QID;
     qtable_init(&st->queries);
+    share_init(st);
     radioq_init(&st->rq, tx_winavg_merge, st);
     routing_init(&st->rt, id);
     serial_rx_init(&st->srx);
@@ -407,6 +431,10 @@ static void dispatch(mote_state *st, const uint8_t *pkt, uint16_t len, uint8_t f
         break;
     case AM_STATUS:
         status_receive(st, data, tos.length, from_uart);
+        break;
+    case AM_QUERY_REQUEST:
+        if (!from_uart && tos.addr == st->id)
+            share_on_request(st, data, tos.length);
         break;
     case AM_DATA:
     case AM_DUMMY_RESULT:

@@ -108,7 +108,8 @@ typedef struct query_share {
 } query_share;
 
 #define QSHARE_BUFFER 0x01u
-#define QSHARE_NEPOCHS 0x02u
+#define QSHARE_EVENT 0x02u
+#define QSHARE_NEPOCHS 0x04u
 
 struct mote_state {
     /* Ordered by alignment: no padding between the small fields. */
@@ -147,6 +148,7 @@ struct mote_state {
     uint8_t cmd_seen;
     uint8_t cmd_last_seq;     /* low byte of the last command seqNo */
     uint8_t stopped_qid;      /* last query stopped: its late parts must not revive it */
+    uint8_t reused_qid;       /* new query under a stopped id: stale DELs must not stop it */
     uint8_t retry_pending;
     uint8_t alarm_armed;      /* the platform holds an alarm at alarm_at (hal time) */
 

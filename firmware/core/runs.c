@@ -3,6 +3,7 @@
 #include "../ops/agg.h"
 #include "processing.h"
 #include "schedule.h"
+#include "sharing.h"
 #include "txpath.h"
 
 static uint32_t interval_start(const query_run *run, uint8_t k)
@@ -206,6 +207,7 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
         next_epoch(st, slot);
         return;
     }
+    share_on_transmit(st); /* the parent listens now */
     /* The parent listens through its own interval: results may go until its end.
      * Waiting for it lasts until a packet it starts there has ended. */
     run->phase = PH_PARENT;
@@ -224,6 +226,9 @@ static void phase_parent(mote_state *st, uint8_t slot)
 void run_parent_heard(mote_state *st)
 {
     uint8_t i;
+    /* Parts of an unfinished or requested query may still come in the parent's interval. */
+    if (share_awaiting(st))
+        return;
     for (i = 0; i < QUERY_SLOTS; i++)
         if ((st->waiting & (1u << i)) && st->queries.slot[i].status >= QUERY_RUNNING &&
             st->run[i].phase == PH_PARENT)

@@ -5,6 +5,7 @@
 #include "../query/assembly.h"
 #include "../result/result.h"
 #include "schedule.h"
+#include "sharing.h"
 
 static void pack_tos(uint8_t *out, uint16_t addr, uint8_t am, uint8_t len)
 {
@@ -223,6 +224,8 @@ void tx_pump(mote_state *st)
             return;
         if (query_part)
             stamp_time(st, p->bytes + TOS_HEADER_LEN + QMSG_TIME);
+        else if (p->bytes[2] == AM_QUERY_REQUEST) /* the answer is awaited from now on */
+            st->request_after = mote_now(st) + QREQ_GAP_MS;
         if (radio_send(st, p->bytes, p->len)) {
             st->ctl_head = (uint8_t)((st->ctl_head + 1u) % CTLQ_LEN);
             st->ctl_count--;

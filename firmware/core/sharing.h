@@ -1,0 +1,60 @@
+/*
+ * sharing.h - query sharing (wire format §6.5): how a node that missed query
+ * parts gets them from a neighbour.
+ *
+ * Query parts are flooded once per node, as broadcasts nobody acknowledges,
+ * to neighbours that sleep most of the epoch once queries run; any of them
+ * can miss a part. A node therefore asks for what it lacks with a
+ * QueryRequestMessage (AM 104: qid | qmsgMask u32 | reqNode | fromNode), in
+ * two situations:
+ *   - it hears a result (AM 240) of a query it does not run, from a child, a
+ *     sibling or its parent (TinyDB's trigger). The id of the last stopped
+ *     query counts only from the parent: it may be a new query reusing the
+ *     id, and only upstream parts pass the stopped-id guard (mote.c);
+ *   - at its transmit time it still holds an unfinished query.
+ * Unlike TinyDB, which asked the result's sender, the request always goes to
+ * the parent, in the node's own transmit time: the parent listens then, and
+ * its answer comes in its own interval, when the node waits for it. A parent
+ * that lacks the query itself passes the request on to its own parent; the
+ * root has every query.
+ * One request per QREQ_GAP_MS at most. The mask says which parts the
+ * requester holds (bit i < numFields: field i; bit numFields + j: expression
+ * j; bit numFields + numExprs: the buffer part; bits past 31 cannot be set,
+ * so those parts are always sent).
+ *
+ * A node running the query answers by re-encoding the parts the mask lacks
+ * (query/rebuild.h) and broadcasting them as ordinary forwards, a few at a
+ * time as the control queue has room; unlike TinyDB 1.x (A9) it also resends
+ * the event and numEpochs parts, without which the query cannot complete.
+ * One query is answered at a time; a request for another one meanwhile is
+ * dropped (its requester asks again).
+ */
+#ifndef MOTE_CORE_SHARING_H
+#define MOTE_CORE_SHARING_H
+
+#include <stdint.h>
+
+#include "mote_state.h"
+
+#define QREQ_LEN 9u
+#define QREQ_GAP_MS 1024u
+
+void share_init(mote_state *st);
+
+/* A result of query `qid` was heard from neighbour `from`. */
+void share_on_result(mote_state *st, uint8_t qid, uint16_t from);
+
+/* The node's transmit time: ask the parent for the parts an unfinished query lacks. */
+void share_on_transmit(mote_state *st);
+
+/* 1 while a query is unfinished or an answer to our last request may still come:
+ * keep listening to the parent, even with a full result queue. */
+uint8_t share_awaiting(const mote_state *st);
+
+/* A QueryRequestMessage (AM 104) addressed to this node. */
+void share_on_request(mote_state *st, const uint8_t *data, uint8_t len);
+
+/* Queue the next requested parts while the control queue has room. */
+void share_pump(mote_state *st);
+
+#endif /* MOTE_CORE_SHARING_H */
