@@ -5,9 +5,10 @@
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-# pyenv keeps each interpreter behind its own version; make them all visible to tox.
-PYENV_ALL := $(shell command -v pyenv >/dev/null 2>&1 && pyenv versions --bare | grep -E '^3\.1[0-3]\.' | sort -t. -k2,2n -r | tr '\n' ':' | sed 's/:$$//')
-export PYENV_VERSION := $(if $(PYENV_ALL),$(PYENV_ALL),$(PYENV_VERSION))
+# pyenv keeps each interpreter behind its own version and its shims answer only for the
+# selected ones: put every installed 3.10-3.13 on PATH so tox finds the whole matrix.
+PYENV_BINS := $(shell command -v pyenv >/dev/null 2>&1 && for v in $$(pyenv versions --bare | grep -E '^3\.1[0-3]\.[0-9]+$$'); do printf '%s/versions/%s/bin:' "$$(pyenv root)" "$$v"; done)
+export PATH := $(PYENV_BINS)$(PATH)
 
 .PHONY: run test venv clean
 

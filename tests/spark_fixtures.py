@@ -6,9 +6,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("pyspark")
-
 from pyspark.sql import SparkSession
 
 from spark.session import build_session

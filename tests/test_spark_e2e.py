@@ -13,12 +13,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("pyspark")
-pytest.importorskip("emu.bridge")
-
 import numpy as np
+import pytest
 import spark_fixtures
 from pyspark.sql import SparkSession
 from spark_fixtures import parquet_offsets

@@ -7,9 +7,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("pyspark")
-
 import spark_fixtures
 from click.testing import CliRunner
 from pyspark.sql import SparkSession

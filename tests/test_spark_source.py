@@ -12,9 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("pyspark")
-
 import spark_fixtures
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-
-import serial
+from typing import Protocol as TypingProtocol
 
 from gateway.protocol.framing import (
     Deframer,
@@ -32,10 +31,29 @@ ACK_TIMEOUT = 1.0
 DEFAULT_RETRIES = 2
 
 
+class SerialPort(TypingProtocol):
+    """What the endpoint needs of a pyserial port. ``serial_for_url`` is typed as
+    returning ``SerialBase``, which lacks ``in_waiting``; every concrete port has it."""
+
+    port: str | None
+    timeout: float | None
+
+    @property
+    def in_waiting(self) -> int: ...
+
+    def read(self, size: int = 1) -> bytes: ...
+
+    def write(self, data: bytes, /) -> int | None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class SerialEndpoint(ThreadedEndpoint):
     def __init__(
         self,
-        port: serial.SerialBase,
+        port: SerialPort,
         *,
         name: str | None = None,
         ack_timeout: float = ACK_TIMEOUT,
