@@ -54,6 +54,10 @@ static uint8_t node_awake(const mote_state *st, uint32_t now)
     if (st->id == MOTE_ROOT_ID || !any_query_running(st) || st->radio_busy || st->listening ||
         st->waiting || !sched_due(st->hold_until, now))
         return 1;
+    /* Having lost its route, sleeping by the schedule would only miss the neighbours
+     * that offer a new one. */
+    if (routing_searching(&st->rt))
+        return 1;
     return (st->ctl_count && tx_gate(st)) || tx_results_may_go(st, now);
 }
 
@@ -70,7 +74,8 @@ static uint8_t queue_takes_forwards(const mote_state *st)
 static void report_power(mote_state *st)
 {
     uint8_t cpu = node_awake(st, mote_now(st));
-    uint8_t radio = cpu && (st->id == MOTE_ROOT_ID || queue_takes_forwards(st));
+    uint8_t radio = cpu && (st->id == MOTE_ROOT_ID || queue_takes_forwards(st) ||
+                            routing_searching(&st->rt));
     uint8_t bits;
     /* A congested relay must still hear the query parts it lacks (core/sharing.h). */
     if (cpu && share_awaiting(st))
@@ -142,6 +147,7 @@ static void send_beacon(mote_state *st)
 
 static void settle(mote_state *st)
 {
+    routing_set_duty_cycled(&st->rt, st->id != MOTE_ROOT_ID && any_query_running(st));
     /* Records first: the parent merges what reaches it before its own transmit time. */
     if (st->beacon_due && tx_gate(st) && !tx_results_pending(st) && !st->radio_busy)
         send_beacon(st);

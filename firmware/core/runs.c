@@ -247,7 +247,10 @@ void run_advance(mote_state *st, uint8_t slot, uint32_t now)
             phase_wake(st, slot);
         else if (run->phase == PH_TRANSMIT || run->phase == PH_WAKE_TRANSMIT)
             phase_transmit(st, slot, now);
-        else
+        else {
+            /* The parent's interval passed unheard: what routing counts as a miss. */
+            routing_parent_missed(&st->rt);
             phase_parent(st, slot);
+        }
     }
 }

@@ -246,6 +246,9 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
 {
     uint32_t now = mote_now(st);
     uint8_t tuple = st->held.payload[QR_OFF_TYPE] == QR_TUPLE;
+    /* The ack is the parent's sign of life while we sleep through its other packets. */
+    if (acked)
+        routing_parent_acked(&st->rt);
     /* A record has one chance: a late one would be merged an epoch late anyway, and
      * resending into a congested level only adds collisions. */
     if (acked || kind == TX_RESULT_BCAST || !tuple) {

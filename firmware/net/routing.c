@@ -146,7 +146,11 @@ static uint8_t admit(routing *rt, uint16_t id, uint8_t hopcount)
     return victim;
 }
 
-/* Fold the seqno gap since the last packet from n into its link estimate. */
+/*
+ * Fold the seqno gap since the last packet from n into its link estimate.
+ * While duty cycled the gap also counts packets sent while we slept, so the
+ * estimate drifts low; the parent is then judged by misses, not by quality.
+ */
 static void estimate_link(routing_neighbor *n, uint16_t seqno)
 {
     uint16_t gap = (uint16_t)(seqno - n->last_seqno);
@@ -168,9 +172,19 @@ static void set_parent(routing *rt, uint8_t slot)
 {
     uint16_t id = slot == NO_SLOT ? ROUTING_PARENT_NONE : rt->nb[slot].id;
     uint32_t cost;
+    uint8_t i;
 
     if (id != rt->parent) {
         rt->stats.parent_changes++;
+        rt->parent_misses = 0;
+    }
+    rt->lost_route = slot == NO_SLOT && (rt->lost_route || rt->parent != ROUTING_PARENT_NONE);
+    if (slot == NO_SLOT && rt->parent != ROUTING_PARENT_NONE) {
+        for (i = 0; i < rt->n_nb; i++) {
+            if (rt->nb[i].silent == 0) {
+                rt->nb[i].silent = 1; /* depths heard so far may lead back through us */
+            }
+        }
     }
     rt->parent = id;
     rt->parent_slot = slot;
@@ -184,27 +198,48 @@ static void set_parent(routing *rt, uint8_t slot)
     rt->cost = cost >= COST_NONE ? (uint16_t)(COST_NONE - 1u) : (uint16_t)cost;
 }
 
-static void reselect(routing *rt)
+/*
+ * Whether n may become the parent when there is no working one: strictly
+ * closer to the root than this node was (it cannot be a descendant), or, with
+ * no depth left to compare, heard since the route was lost (a fresh depth).
+ */
+static uint8_t safe_after_loss(const routing *rt, const routing_neighbor *n)
+{
+    return rt->depth == ROUTING_DEPTH_NONE ? n->silent == 0 : n->depth < rt->depth;
+}
+
+/*
+ * `period_end`: called from routing_tick before ageing. A duty-cycled node
+ * that lost its route chooses only then, among all neighbours heard during
+ * the period: the first one heard would often be a descendant still
+ * advertising the depth it had through us (a loop). A node that never had a
+ * route has no descendants and takes the first usable neighbour.
+ */
+static void reselect(routing *rt, uint8_t period_end)
 {
     const routing_neighbor *cur, *cand;
     uint8_t best = NO_SLOT;
-    uint8_t i;
+    uint8_t have_parent, i;
 
-    if (rt->is_root) {
+    if (rt->is_root || (rt->duty_cycled && rt->lost_route && !period_end)) {
         return;
     }
+    /* A parent now as deep as we were may route through us: treat it as lost (no count-to-infinity). */
+    have_parent = rt->parent_slot != NO_SLOT && routes_to_root(&rt->nb[rt->parent_slot]) &&
+                  rt->nb[rt->parent_slot].depth < rt->depth;
     for (i = 0; i < rt->n_nb; i++) {
-        if (is_candidate(&rt->nb[i]) && (best == NO_SLOT || better(&rt->nb[i], &rt->nb[best]))) {
+        if (is_candidate(&rt->nb[i]) && (have_parent || safe_after_loss(rt, &rt->nb[i])) &&
+            (best == NO_SLOT || better(&rt->nb[i], &rt->nb[best]))) {
             best = i;
         }
     }
-    if (rt->parent_slot != NO_SLOT && routes_to_root(&rt->nb[rt->parent_slot])) {
+    if (have_parent) {
         cur = &rt->nb[rt->parent_slot];
         cand = best == NO_SLOT ? cur : &rt->nb[best];
         /* hysteresis: keep a working parent unless clearly beaten */
         if (cand == cur || cand->depth > cur->depth ||
             (cand->depth == cur->depth && cand->quality < (uint16_t)cur->quality + ROUTING_SWITCH_MARGIN)) {
-            best = rt->parent_slot;
+            best = rt->parent_slot; /* kept; its depth may have changed */
         }
     }
     set_parent(rt, best);
@@ -232,6 +267,9 @@ void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh
     }
     n = &rt->nb[slot];
     n->silent = 0;
+    if (slot == rt->parent_slot) {
+        rt->parent_misses = 0;
+    }
     n->depth = mh->hopcount;
     if (tos->type == AM_ROUTE_BEACON && body_len >= ROUTING_BEACON_FIXED) {
         n->is_child = le16_get(&body[0]) == rt->self;
@@ -239,7 +277,7 @@ void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh
     } else if (tos->type == AM_DATA && tos->addr != TOS_BCAST_ADDR) {
         n->is_child = tos->addr == rt->self; /* whom it sends results to is its parent */
     }
-    reselect(rt);
+    reselect(rt, 0);
 }
 
 static uint8_t seen_recently(const routing *rt, uint16_t src, uint16_t seq)
@@ -328,17 +366,51 @@ void routing_tick(routing *rt)
 {
     uint8_t i;
 
+    if (rt->depth == ROUTING_DEPTH_NONE) {
+        reselect(rt, 1);
+    }
     for (i = 0; i < rt->n_nb; i++) {
-        if (rt->nb[i].silent < 0xFFu) {
+        /* a sleeping node cannot tell a silent parent from its own absence */
+        if (rt->nb[i].silent < 0xFFu && !(rt->duty_cycled && i == rt->parent_slot)) {
             rt->nb[i].silent++;
         }
     }
-    reselect(rt);
+    reselect(rt, 0);
+}
+
+void routing_set_duty_cycled(routing *rt, uint8_t on)
+{
+    if (on && !rt->duty_cycled && rt->parent_slot != NO_SLOT) {
+        rt->nb[rt->parent_slot].silent = 0; /* judged by misses from now on */
+    }
+    rt->duty_cycled = on ? 1u : 0u;
+}
+
+void routing_parent_acked(routing *rt)
+{
+    if (rt->parent_slot != NO_SLOT) {
+        rt->nb[rt->parent_slot].silent = 0;
+        rt->parent_misses = 0;
+    }
+}
+
+void routing_parent_missed(routing *rt)
+{
+    if (rt->parent_slot == NO_SLOT || ++rt->parent_misses < ROUTING_PARENT_MAX_MISSES) {
+        return;
+    }
+    rt->nb[rt->parent_slot].silent = ROUTING_PARENT_LOST_PERIODS + 1u; /* is_lost */
+    reselect(rt, 0);
 }
 
 uint16_t routing_parent(const routing *rt)
 {
     return rt->parent;
+}
+
+uint8_t routing_searching(const routing *rt)
+{
+    return rt->lost_route;
 }
 
 uint8_t routing_depth(const routing *rt)

@@ -24,7 +24,22 @@
  *     estEntries u8, estEntries x {id u16, receiveEst u8}}. The node glue sends
  *     one per beacon period and calls routing_tick() once per period; a parent
  *     not heard for ROUTING_PARENT_LOST_PERIODS periods is dropped and another
- *     selected. The cost is a cumulative ETX (1/16 units) advertised for
+ *     selected.
+ *   - Duty cycling (a query runs, routing_set_duty_cycled): the node sleeps
+ *     through most of its parent's packets, so a silent beacon period says
+ *     nothing about it. The parent is then judged by what the node expected
+ *     to hear: the glue reports each listening window in which the parent
+ *     stayed silent (routing_parent_missed); any packet or ack from it clears
+ *     the count (routing_parent_acked); ROUTING_PARENT_MAX_MISSES in a row
+ *     drop it. Other neighbours still age per period, so their depths go
+ *     stale and stop counting as routes.
+ *   - Loops: a neighbour that names us as its parent is never chosen, and a
+ *     parent that becomes as deep as we are is dropped (it may route through
+ *     us; this stops count-to-infinity). After losing its parent a node only
+ *     takes a neighbour strictly closer to the root than it was (a
+ *     descendant's stale depth cannot lure it into a cycle). Finding none it
+ *     is unrouted, and while duty cycled it chooses at the end of the next
+ *     period among the neighbours heard since the loss (fresh depths). The cost is a cumulative ETX (1/16 units) advertised for
  *     diagnostics; selection uses depth and link quality.
  *   - Forwarding checks: a packet already seen (same sourceaddr+seqno, ring of
  *     ROUTING_DUP_RING) is a duplicate; one whose hopcount is <= our depth
@@ -50,6 +65,7 @@
 #define ROUTING_SWITCH_MARGIN 32u      /* same-depth candidate must beat the parent by this */
 #define ROUTING_PARENT_LOST_PERIODS 3u /* beacon periods without hearing the parent */
 #define ROUTING_MAX_GAP 16u            /* a larger seqno jump is a reboot, not 16+ losses */
+#define ROUTING_PARENT_MAX_MISSES 8u   /* silent listening windows in a row, duty cycled */
 
 /* RoutePacket after the mhop header: parent, cost, estEntries, entries. */
 #define ROUTING_BEACON_FIXED 5u
@@ -100,6 +116,9 @@ typedef struct routing {
     uint8_t dup_head;
     uint8_t beacon_cursor; /* rotates the listed entries when they do not all fit */
     uint8_t is_root;
+    uint8_t duty_cycled;   /* asleep most of the time: silence is no sign of loss */
+    uint8_t parent_misses; /* listening windows the parent stayed silent in, in a row */
+    uint8_t lost_route;    /* unrouted after having had a parent: descendants may linger */
 } routing;
 
 void routing_init(routing *rt, uint16_t self);
@@ -138,10 +157,24 @@ uint16_t routing_fill_header(routing *rt, mhop_header *mh, uint16_t origin);
  */
 uint8_t routing_build_beacon(routing *rt, uint8_t *out, uint8_t cap);
 
-/* Once per beacon period: ages neighbours, drops a silent parent, reselects. */
+/*
+ * Once per beacon period: ages neighbours, drops a silent parent (not while
+ * duty cycled: then only misses count), reselects.
+ */
 void routing_tick(routing *rt);
 
+/* Whether the node sleeps between slots (a query runs); see the mechanism above. */
+void routing_set_duty_cycled(routing *rt, uint8_t on);
+
+/* The parent acknowledged a send: it is alive and hears us. */
+void routing_parent_acked(routing *rt);
+
+/* A window in which the parent should have been heard passed in silence; may drop it. */
+void routing_parent_missed(routing *rt);
+
 uint16_t routing_parent(const routing *rt);
+/* 1 while unrouted after having had a parent: the node should listen to find a new one. */
+uint8_t routing_searching(const routing *rt);
 uint8_t routing_depth(const routing *rt);
 /* Link quality (0..255) to the parent, 0 if none; 255 at the root. */
 uint8_t routing_parent_quality(const routing *rt);
