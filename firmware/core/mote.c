@@ -189,7 +189,10 @@ static void forward_query(mote_state *st, const uint8_t *msg)
     for (i = 0; i < TOS_DATA_LENGTH; i++)
         buf[i] = i < QMSG_LEN ? msg[i] : 0;
     le16_put(buf + QMSG_FWD_NODE, st->id); /* the time stamp is written on the air */
-    tx_control(st, TOS_BCAST_ADDR, AM_QUERY, buf, TOS_DATA_LENGTH);
+    if (st->ctl_count == CTLQ_LEN && msg[QMSG_MSG_TYPE] == QMSG_ADD)
+        share_later(st, msg);
+    else
+        tx_control(st, TOS_BCAST_ADDR, AM_QUERY, buf, TOS_DATA_LENGTH);
 }
 
 /*

@@ -120,6 +120,28 @@ void share_on_request(mote_state *st, const uint8_t *data, uint8_t len)
     st->share.qid = q->qid;
 }
 
+void share_later(mote_state *st, const uint8_t *msg)
+{
+    uint8_t idx = msg[QMSG_IDX];
+    if (st->share.qid != QUERY_NO_QID && st->share.qid != msg[QMSG_QID])
+        return; /* lost: a request will bring it */
+    if (st->share.qid == QUERY_NO_QID) {
+        st->share.fields = st->share.exprs = 0;
+        st->share.others = 0;
+        st->share.qid = msg[QMSG_QID];
+    }
+    if (msg[QMSG_PART] == QPART_FIELD && idx < 16u)
+        st->share.fields |= (uint16_t)(1u << idx);
+    else if (msg[QMSG_PART] == QPART_EXPR && idx < 16u)
+        st->share.exprs |= (uint16_t)(1u << idx);
+    else if (msg[QMSG_PART] == QPART_BUFFER)
+        st->share.others |= QSHARE_BUFFER;
+    else if (msg[QMSG_PART] == QPART_EVENT)
+        st->share.others |= QSHARE_EVENT;
+    else if (msg[QMSG_PART] == QPART_NEPOCHS)
+        st->share.others |= QSHARE_NEPOCHS;
+}
+
 /* The next part still to send as (part, idx); 0 when none is left. */
 static uint8_t next_part(query_share *sh, uint8_t *part, uint8_t *idx)
 {
@@ -161,7 +183,7 @@ void share_pump(mote_state *st)
     uint8_t part, idx, i;
     while (st->share.qid != QUERY_NO_QID && st->ctl_count + CTLQ_KEEP_FREE < CTLQ_LEN) {
         uint8_t slot = qtable_find(&st->queries, st->share.qid);
-        if (slot == QUERY_SLOTS || st->queries.slot[slot].status != QUERY_RUNNING ||
+        if (slot == QUERY_SLOTS || st->queries.slot[slot].status == QUERY_DRAINING ||
             !next_part(&st->share, &part, &idx)) {
             st->share.qid = QUERY_NO_QID; /* done, or the query ended meanwhile */
             return;

@@ -54,6 +54,13 @@ uint8_t share_awaiting(const mote_state *st);
 /* A QueryRequestMessage (AM 104) addressed to this node. */
 void share_on_request(mote_state *st, const uint8_t *data, uint8_t len);
 
+/*
+ * The forward of ADD message `msg` found the control queue full: send the part
+ * later, rebuilt, like an answer (the root must not lose the PC's parts, which
+ * nobody else holds yet).
+ */
+void share_later(mote_state *st, const uint8_t *msg);
+
 /* Queue the next requested parts while the control queue has room. */
 void share_pump(mote_state *st);
 

@@ -65,23 +65,23 @@ uint8_t qpart_rebuild(const query *q, uint8_t part, uint8_t idx, uint16_t fwd, u
     uint8_t i;
     switch (part) {
     case QPART_FIELD:
-        if (idx >= q->num_fields)
+        if (idx >= q->num_fields || (q->fields_missing & (1u << idx)))
             return 0;
         break;
     case QPART_EXPR:
-        if (idx >= q->num_exprs)
+        if (idx >= q->num_exprs || (q->exprs_missing & (1u << idx)))
             return 0;
         break;
     case QPART_BUFFER:
-        if ((q->flags >> QFLAG_BUFFER_SHIFT) == QBUFFER_RADIO)
+        if (!(q->parts & QPART_GOT_BUFFER))
             return 0;
         break;
     case QPART_EVENT:
-        if (!(q->flags & QFLAG_HAS_EVENT))
+        if (!(q->parts & QPART_GOT_EVENT))
             return 0;
         break;
     case QPART_NEPOCHS:
-        if (!(q->flags & QFLAG_HAS_FOR))
+        if (!(q->parts & QPART_GOT_NEPOCHS))
             return 0;
         break;
     default:

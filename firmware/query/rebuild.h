@@ -19,7 +19,7 @@
 /*
  * Write the ADD message for part `part` (enum qmsg_part), index `idx`, of `q`
  * into msg[0 .. QMSG_LEN), with fwdNode `fwd`. Returns 0 (msg untouched) if
- * the query has no such part.
+ * the query has no such part or has not received it yet.
  */
 uint8_t qpart_rebuild(const query *q, uint8_t part, uint8_t idx, uint16_t fwd, uint8_t *msg);
 
