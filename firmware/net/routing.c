@@ -178,11 +178,18 @@ static void set_parent(routing *rt, uint8_t slot)
         rt->stats.parent_changes++;
         rt->parent_misses = 0;
     }
+    if (slot == NO_SLOT && rt->parent != ROUTING_PARENT_NONE) {
+        rt->lost_depth = rt->depth;
+    }
     rt->lost_route = slot == NO_SLOT && (rt->lost_route || rt->parent != ROUTING_PARENT_NONE);
     if (slot == NO_SLOT && rt->parent != ROUTING_PARENT_NONE) {
         for (i = 0; i < rt->n_nb; i++) {
             if (rt->nb[i].silent == 0) {
                 rt->nb[i].silent = 1; /* depths heard so far may lead back through us */
+            }
+            /* estimates made while asleep ran low: judge every link afresh, awake */
+            if (rt->duty_cycled && rt->nb[i].quality < ROUTING_QUALITY_INIT) {
+                rt->nb[i].quality = ROUTING_QUALITY_INIT;
             }
         }
     }
@@ -199,36 +206,40 @@ static void set_parent(routing *rt, uint8_t slot)
 }
 
 /*
- * Whether n may become the parent when there is no working one: strictly
- * closer to the root than this node was (it cannot be a descendant), or, with
- * no depth left to compare, heard since the route was lost (a fresh depth).
+ * Whether n may become the parent when there is no working one. With a depth
+ * still set (the parent was just lost): n is strictly closer to the root than
+ * we were, so it cannot be a descendant. Unrouted: n was heard since (a fresh
+ * depth), and if we lost a route while duty cycled, n is closer to the root
+ * than we were, or the period has ended (`period_end`, routing_tick): by then
+ * every neighbour has had its chance to be heard, and a descendant that
+ * still advertises the depth it had through us has heard our loss or is
+ * outbid by a neighbour closer to the root.
  */
-static uint8_t safe_after_loss(const routing *rt, const routing_neighbor *n)
+static uint8_t safe_after_loss(const routing *rt, const routing_neighbor *n, uint8_t period_end)
 {
-    return rt->depth == ROUTING_DEPTH_NONE ? n->silent == 0 : n->depth < rt->depth;
+    if (rt->depth != ROUTING_DEPTH_NONE) {
+        return n->depth < rt->depth;
+    }
+    if (n->silent != 0) {
+        return 0;
+    }
+    return !rt->duty_cycled || !rt->lost_route || period_end || n->depth < rt->lost_depth;
 }
 
-/*
- * `period_end`: called from routing_tick before ageing. A duty-cycled node
- * that lost its route chooses only then, among all neighbours heard during
- * the period: the first one heard would often be a descendant still
- * advertising the depth it had through us (a loop). A node that never had a
- * route has no descendants and takes the first usable neighbour.
- */
 static void reselect(routing *rt, uint8_t period_end)
 {
     const routing_neighbor *cur, *cand;
     uint8_t best = NO_SLOT;
     uint8_t have_parent, i;
 
-    if (rt->is_root || (rt->duty_cycled && rt->lost_route && !period_end)) {
+    if (rt->is_root) {
         return;
     }
     /* A parent now as deep as we were may route through us: treat it as lost (no count-to-infinity). */
     have_parent = rt->parent_slot != NO_SLOT && routes_to_root(&rt->nb[rt->parent_slot]) &&
                   rt->nb[rt->parent_slot].depth < rt->depth;
     for (i = 0; i < rt->n_nb; i++) {
-        if (is_candidate(&rt->nb[i]) && (have_parent || safe_after_loss(rt, &rt->nb[i])) &&
+        if (is_candidate(&rt->nb[i]) && (have_parent || safe_after_loss(rt, &rt->nb[i], period_end)) &&
             (best == NO_SLOT || better(&rt->nb[i], &rt->nb[best]))) {
             best = i;
         }

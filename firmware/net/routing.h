@@ -119,6 +119,7 @@ typedef struct routing {
     uint8_t duty_cycled;   /* asleep most of the time: silence is no sign of loss */
     uint8_t parent_misses; /* listening windows the parent stayed silent in, in a row */
     uint8_t lost_route;    /* unrouted after having had a parent: descendants may linger */
+    uint8_t lost_depth;    /* depth before the route was lost */
 } routing;
 
 void routing_init(routing *rt, uint16_t self);
