@@ -53,9 +53,18 @@
  *     and gain nothing from the tail: they do not extend the parent's hold,
  *     and a record that misses the parent's transmit time is merged into its
  *     next epoch's state (TinyDB 1.x behaviour).
- *   - New query parts still flood one level per epoch while a query runs: a
- *     child hears its parent's forward in the parent's interval, which comes
- *     after its own; going faster would need nodes to listen longer.
+ *   - Query parts (and other control packets) go in the sender's own
+ *     interval, when its children wait for it, and cross one level per epoch
+ *     while queries run. Three rules make the children really be awake then:
+ *     results wait behind a queued control packet (a child stops waiting for
+ *     its parent on the parent's first result, so a relayed tuple sent first
+ *     would put it to sleep before the part); the wait lasts until a packet
+ *     started in the parent's interval has ended (SCHED_TX_GUARD_MS); a node
+ *     that heard a part keeps listening ACTIVITY_HOLD_MS, and the sender may
+ *     send the next part within that hold (the control tail), so a query of
+ *     many parts crosses a level in one interval. A node still missing parts
+ *     listens through the whole parent interval, and asks for what it lacks
+ *     (core/sharing.h), since broadcasts to sleeping neighbours are lost.
  *
  * All times are logical milliseconds modulo 2^32; compare with sched_due().
  */
