@@ -397,6 +397,136 @@ static void test_table_replacement(void)
     }
 }
 
+/* A beacon from `src` at `depth` naming `its_parent`, heard by rt; seqnos count up per sender. */
+static void hear(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent)
+{
+    static uint16_t seq[MAX_NODES];
+    tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
+    mhop_header mh;
+    uint8_t body[ROUTING_BEACON_FIXED] = {0};
+
+    mh.sourceaddr = src;
+    mh.originaddr = src;
+    mh.seqno = (int16_t)seq[src % MAX_NODES]++;
+    mh.hopcount = depth;
+    le16_put(body, its_parent);
+    le16_put(body + 2, (uint16_t)(depth * 16u));
+    routing_on_packet(rt, &tos, &mh, body, sizeof body);
+}
+
+/*
+ * Node 5 routes through 1 (depth 1), and also hears 2 (depth 1, but worse
+ * link) -- then a query starts and it sleeps between slots.
+ */
+static void duty_cycled_node(routing *rt)
+{
+    int r;
+
+    routing_init(rt, 5);
+    for (r = 0; r < 4; r++) {
+        hear(rt, 1, 1, 0);
+        routing_tick(rt);
+    }
+    hear(rt, 2, 1, 0);
+    CHECK_EQ(routing_parent(rt), 1);
+    CHECK_EQ(routing_depth(rt), 2);
+    routing_set_duty_cycled(rt, 1);
+}
+
+/* Asleep through whole beacon periods, the node keeps its parent; only missed listening
+ * windows count, an ack or any packet from the parent clears them. */
+static void test_duty_cycled_parent_judged_by_misses(void)
+{
+    routing rt;
+    uint8_t i;
+
+    duty_cycled_node(&rt);
+    for (i = 0; i < 4u * ROUTING_PARENT_LOST_PERIODS; i++) {
+        routing_tick(&rt); /* nothing heard: it slept */
+    }
+    CHECK_EQ(routing_parent(&rt), 1);
+    for (i = 0; i + 1u < ROUTING_PARENT_MAX_MISSES; i++) {
+        routing_parent_missed(&rt);
+    }
+    routing_parent_acked(&rt);
+    for (i = 0; i + 1u < ROUTING_PARENT_MAX_MISSES; i++) {
+        routing_parent_missed(&rt);
+    }
+    hear(&rt, 1, 1, 0);
+    for (i = 0; i + 1u < ROUTING_PARENT_MAX_MISSES; i++) {
+        routing_parent_missed(&rt);
+    }
+    CHECK_EQ(routing_parent(&rt), 1);
+    CHECK_EQ(routing_searching(&rt), 0);
+    routing_parent_missed(&rt); /* the last straw */
+    CHECK(routing_parent(&rt) != 1);
+}
+
+/* After losing its parent a node never takes a neighbour as deep as it was (it may be a
+ * descendant advertising the depth it had through us) -- until a period has passed. */
+static void test_no_loop_through_a_stale_descendant(void)
+{
+    routing rt;
+    uint8_t i;
+
+    duty_cycled_node(&rt);
+    hear(&rt, 7, 3, 6); /* a grandchild, via 6 */
+    for (i = 0; i < 4u * ROUTING_PARENT_LOST_PERIODS; i++) {
+        routing_tick(&rt); /* 2's entry goes stale while we sleep */
+    }
+    for (i = 0; i < ROUTING_PARENT_MAX_MISSES; i++) {
+        routing_parent_missed(&rt);
+    }
+    CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE);
+    CHECK_EQ(routing_depth(&rt), ROUTING_DEPTH_NONE);
+    CHECK_EQ(routing_searching(&rt), 1);
+    hear(&rt, 7, 3, 6); /* it has not heard of our loss yet */
+    CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE);
+    hear(&rt, 2, 1, 0); /* closer to the root than we were: safe at once */
+    CHECK_EQ(routing_parent(&rt), 2);
+    CHECK_EQ(routing_depth(&rt), 2);
+    CHECK_EQ(routing_searching(&rt), 0);
+}
+
+/* With nothing closer, the choice waits for the period's end, among neighbours heard since
+ * the loss; a neighbour heard only before the loss is not taken. */
+static void test_unrouted_chooses_at_period_end(void)
+{
+    routing rt;
+    uint8_t i;
+
+    duty_cycled_node(&rt);
+    hear(&rt, 8, 2, 3); /* a sibling at our depth, heard before the loss */
+    for (i = 0; i < ROUTING_PARENT_MAX_MISSES; i++) {
+        routing_parent_missed(&rt);
+    }
+    CHECK_EQ(routing_parent(&rt), 2); /* 2 is closer than we were: taken at once */
+    for (i = 0; i < ROUTING_PARENT_MAX_MISSES; i++) {
+        routing_parent_missed(&rt);
+    }
+    CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE); /* 1 and 2 both silent */
+    routing_tick(&rt);
+    CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE); /* 8 was heard before the loss only */
+    hear(&rt, 9, 2, 4);
+    CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE); /* as deep as we were: wait */
+    routing_tick(&rt);
+    CHECK_EQ(routing_parent(&rt), 9);
+    CHECK_EQ(routing_depth(&rt), 3);
+}
+
+/* A parent that turns as deep as we are may route through us: count-to-infinity stops. */
+static void test_parent_turning_deep_is_dropped(void)
+{
+    routing rt;
+
+    duty_cycled_node(&rt);
+    hear(&rt, 1, 2, 6); /* 1 re-parented to depth 2 = our depth */
+    CHECK_EQ(routing_parent(&rt), 2); /* 2 (depth 1) is still closer than we were */
+    CHECK_EQ(routing_depth(&rt), 2);
+    hear(&rt, 2, 5, 7);
+    CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE);
+}
+
 int main(void)
 {
     test_root();
@@ -410,5 +540,9 @@ int main(void)
     test_fill_header();
     test_dup_cycle_noroute();
     test_table_replacement();
+    test_duty_cycled_parent_judged_by_misses();
+    test_no_loop_through_a_stale_descendant();
+    test_unrouted_chooses_at_period_end();
+    test_parent_turning_deep_is_dropped();
     return check_report("test_net_routing");
 }
