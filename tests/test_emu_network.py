@@ -110,13 +110,13 @@ def test_energy_of_one_node_equals_phase_times_times_currents() -> None:
     assert joules["listen"][node] == pytest.approx(times["listen"][node] * listen_a * 3)
     assert joules["transmit"][node] == pytest.approx(times["transmit"][node] * tx_a * 3)
     samples = int(net.counters()["samples"][node])
-    # every sample is a light (90 uJ, 350 us) or an accel_x (1800 uJ, 17 ms) reading
+    # every sample is a light (90 nJ, 0.9 ms) or an accel_x (4.8 uJ, 17.9 ms) reading
     assert samples > 0
     light, accel = attr_id("light"), attr_id("accel_x")
     assert (light, accel) == (1, 4)
-    n_accel = (times["sensing"][node] - samples * 350e-6) / (17e-3 - 350e-6)
+    n_accel = (times["sensing"][node] - samples * 900e-6) / (17.9e-3 - 900e-6)
     assert n_accel == pytest.approx(round(n_accel), abs=1e-6)
-    expected_sense = (samples - round(n_accel)) * 90e-6 + round(n_accel) * 1800e-6
+    expected_sense = (samples - round(n_accel)) * 90e-9 + round(n_accel) * 4800e-9
     assert joules["sensing"][node] == pytest.approx(expected_sense)
     total = sum(joules[k][node] for k in ("sleep", "cpu", "listen", "transmit", "sensing"))
     assert joules["total"][node] == pytest.approx(total)

@@ -30,6 +30,6 @@ void emu_attrs_default_costs(emu_sensors *s)
     for (a = 0; a < CATALOG_COUNT && a < SENSORS_MAX_ATTRS; a++) {
         const catalog_entry *c = catalog_get(a);
         if (c->source == CATALOG_SRC_SENSOR)
-            sensors_set_cost(s, a, (double)c->energy_uj * 1e-6, c->time_us);
+            sensors_set_cost(s, a, (double)c->energy_nj * 1e-9, c->time_us);
     }
 }

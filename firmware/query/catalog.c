@@ -5,14 +5,14 @@
  * the two differ the Java catalog wins, because the gateway decodes tuples
  * with it (A10): freeram is UINT16 in both, qual/depth UINT8.
  *
- * Cost metadata, paper (TODS 2005) Table III class figures. The exact table
- * values were not available when this was written; the numbers below are
- * documented approximations of the sensor classes the paper lists:
- *   light, temp (photoresistor / thermistor on the mica sensor board) and the
- *   microphone: ~90 uJ and ~0.35 ms per sample;
- *   accelerometer (ADXL202): ~1.8 mJ, ~17 ms warm-up;
- *   magnetometer (HMC1002): ~6 mJ, ~17 ms;
- *   battery voltage: one ADC conversion, ~5 uJ, ~0.1 ms;
+ * Cost metadata: the per-sample energy and time of the paper's (TODS 2005)
+ * Table III sensor classes, the same figures as the gateway's planner catalog
+ * (gateway/data/catalog.json; tests/test_catalog_consistency.py keeps the two
+ * equal). They are recalled approximations, not measurements: the optimizer
+ * only needs their ratios, the emulator charges them as sensing energy.
+ *   light, temp, microphone, battery voltage: 90 nJ, 0.9 ms (one ADC read);
+ *   accelerometer (ADXL202): 4.8 uJ, 17.9 ms (start-up dominated);
+ *   magnetometer (HMC1002): 259.5 uJ, 17.9 ms;
  *   attributes answered from the node's own state cost nothing.
  */
 #include "catalog.h"
@@ -20,17 +20,17 @@
 #define ADC_MAX 1023 /* 10-bit ADC of the ATmega128 */
 
 static const catalog_entry CATALOG[CATALOG_COUNT] = {
-    /* name          type              source             const  uJ    us     min  max */
+    /* name     type              source             const  nJ      us     min  max */
     {"nodeid", TOS_TYPE_UINT16, CATALOG_SRC_NODE, 1, 0, 0, 0, 65535},
-    {"light", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 90, 350, 0, ADC_MAX},
-    {"temp", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 90, 350, 0, ADC_MAX},
+    {"light", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 90, 900, 0, ADC_MAX},
+    {"temp", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 90, 900, 0, ADC_MAX},
     {"parent", TOS_TYPE_UINT16, CATALOG_SRC_NODE, 0, 0, 0, 0, 65535},
-    {"accel_x", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 1800, 17000, 0, ADC_MAX},
-    {"accel_y", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 1800, 17000, 0, ADC_MAX},
-    {"mag_x", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 6000, 17000, 0, ADC_MAX},
-    {"mag_y", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 6000, 17000, 0, ADC_MAX},
-    {"noise", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 90, 350, 0, ADC_MAX},
-    {"voltage", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 5, 100, 0, ADC_MAX},
+    {"accel_x", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 4800, 17900, 0, ADC_MAX},
+    {"accel_y", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 4800, 17900, 0, ADC_MAX},
+    {"mag_x", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 259500, 17900, 0, ADC_MAX},
+    {"mag_y", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 259500, 17900, 0, ADC_MAX},
+    {"noise", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 90, 900, 0, ADC_MAX},
+    {"voltage", TOS_TYPE_UINT16, CATALOG_SRC_SENSOR, 0, 90, 900, 0, ADC_MAX},
     {"freeram", TOS_TYPE_UINT16, CATALOG_SRC_NODE, 0, 0, 0, 0, 4096},
     {"qual", TOS_TYPE_UINT8, CATALOG_SRC_NODE, 0, 0, 0, 0, 255},
     {"depth", TOS_TYPE_UINT8, CATALOG_SRC_NODE, 0, 0, 0, 0, 255},

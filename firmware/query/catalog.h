@@ -68,7 +68,7 @@ typedef struct catalog_entry {
     uint8_t type;                /* enum tos_type */
     uint8_t source;              /* enum catalog_source */
     uint8_t constant;            /* value never changes while the node runs */
-    uint16_t energy_uj;          /* energy per sample, microjoules */
+    uint32_t energy_nj;          /* energy per sample, nanojoules */
     uint16_t time_us;            /* time per sample, microseconds */
     int32_t min, max;            /* value range (optimizer metadata) */
 } catalog_entry;

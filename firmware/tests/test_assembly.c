@@ -26,9 +26,9 @@ static void test_catalog(void)
     CHECK_EQ(catalog_wire_size(ATTR_TIMELO), 4);
     CHECK_EQ(catalog_wire_size(CATALOG_NULL_ATTR), 0);
     CHECK_EQ(catalog_get(ATTR_NODEID)->constant, 1);
-    CHECK_EQ(catalog_get(ATTR_NODEID)->energy_uj, 0);
-    CHECK(catalog_get(ATTR_MAG_X)->energy_uj > catalog_get(ATTR_ACCEL_X)->energy_uj);
-    CHECK(catalog_get(ATTR_ACCEL_X)->energy_uj > catalog_get(ATTR_LIGHT)->energy_uj);
+    CHECK_EQ(catalog_get(ATTR_NODEID)->energy_nj, 0);
+    CHECK(catalog_get(ATTR_MAG_X)->energy_nj > catalog_get(ATTR_ACCEL_X)->energy_nj);
+    CHECK(catalog_get(ATTR_ACCEL_X)->energy_nj > catalog_get(ATTR_LIGHT)->energy_nj);
 }
 
 /* SELECT max(light) WHERE nodeid > 3: field 0 light, field 1 nodeid, expr 0 sel, expr 1 agg. */
