@@ -13,14 +13,13 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from emu import bridge as emu_bridge
+from emu import network as emu_network
+from emu import sources as emu_sources
 from gateway.assembly import Reading
 from gateway.plan import compile_query
 from gateway.session import QuerySession, SessionConfig
 from gateway.transport import open_link
-
-emu_network = pytest.importorskip("emu.network")
-emu_bridge = pytest.importorskip("emu.bridge")
-emu_sources = pytest.importorskip("emu.sources")
 
 NODES = 9  # 3 x 3 grid, node 0 the root: two levels below it
 LIGHT_BASE = 300  # node n reads light = 300 + n
