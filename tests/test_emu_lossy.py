@@ -1,0 +1,121 @@
+"""A running query on the default lossy medium must not tear the routing tree apart.
+
+The lossy medium differs from ``lossless=True`` in more than link loss: transmissions
+collide and carrier sense backs off, so a 1 s SELECT that forwards every tuple saturates a
+5x5 grid (most unicasts go unacknowledged). That used to cascade: nodes asleep between
+their slots counted beacon periods they slept through as parent loss, dropped parents,
+went unrouted for good and formed cycles, and delivery decayed to one tuple per epoch.
+
+Thresholds come from measurements of these fixed seeds (the emulator is deterministic per
+seed), sampling the tree every 0.5 s over 31 steady epochs. Before the routing fixes, seed 1
+/ seed 2 averaged 24% / 30% parentless nodes, with a cycle through 4 nodes on seed 2, and
+delivered 0.18 / 0.14 of the steady-state tuples; after, 3.5% / 4.6%, no cycle, 0.21 /
+0.23. The bounds sit between the two. Delivery stays low either way: the channel, not the
+tree, is the limit of an every-tuple 1 s query on this grid (see the counters in emu/).
+
+COUNT on the same grid counted 5.5 / 6.8 nodes per epoch on average before and 4.6 / 7.1
+after: aggregate records get one send, and most are lost to collisions. The COUNT test only
+guards the tree and the bound on double counting, and that records keep coming.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+
+import pytest
+
+from emu import Network, NetworkConfig
+from emu.queries import query_frames
+from gateway.plan import compile_query
+from gateway.protocol import Deframer, decode_packet
+
+NODES = 25
+WARMUP_MS = 30_000  # the tree forms before the query arrives
+EPOCHS = 40
+STEADY_FROM = 8  # epochs before this one are the query spreading
+NO_PARENT = 0xFFFF
+SELECT = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 1s"
+
+
+@dataclass
+class Observed:
+    parentless: list[int] = field(default_factory=list)  # per routing snapshot
+    cycle_nodes: set[int] = field(default_factory=set)
+    origins_by_epoch: dict[int, set[int]] = field(default_factory=dict)
+    records_by_epoch: dict[int, list[int]] = field(default_factory=dict)
+
+
+def nodes_in_cycles(parent: list[int]) -> set[int]:
+    """Nodes whose parent chain loops instead of ending at the root or a parentless node."""
+    n = len(parent)
+    looping: set[int] = set()
+    for start in range(1, n):
+        chain: list[int] = []
+        node = start
+        while node < n and node not in chain:
+            chain.append(node)
+            node = parent[node] if parent[node] != NO_PARENT else n
+        if node < n and node != 0:
+            looping.update(chain[chain.index(node) :])
+    return looping
+
+
+def run_query(sql: str, seed: int) -> Observed:
+    net = Network(NetworkConfig(nodes=NODES, topology="grid", platform="mica2", seed=seed))
+    net.run_for(WARMUP_MS)
+    for frame in query_frames(sql, 1):
+        net.uart_write(frame)
+        net.run_for(1000)
+    seen = Observed()
+    for half_second in range(2 * EPOCHS):
+        net.run_for(500)
+        if half_second >= 2 * STEADY_FROM:
+            parent = [int(p) for p in net.routing().parent]
+            seen.parentless.append(sum(p == NO_PARENT for p in parent[1:]))
+            seen.cycle_nodes |= nodes_in_cycles(parent)
+    plan = compile_query(sql)
+    origins: dict[int, set[int]] = collections.defaultdict(set)
+    records: dict[int, list[int]] = collections.defaultdict(list)
+    for frame in Deframer().feed(net.uart_read()):
+        packet = decode_packet(frame.payload, field_types=[f.wire_type for f in plan.fields])
+        if packet.am != 240:
+            continue
+        epoch = packet.body["epoch"]
+        origins[epoch].add(packet.mhop["originaddr"])
+        if "state" in packet.body["d"] and packet.body["d"]["exprIdx"] == 0:
+            state = bytes(packet.body["d"]["state"])
+            records[epoch].append(int.from_bytes(state[:2], "little"))
+    seen.origins_by_epoch = dict(origins)
+    seen.records_by_epoch = dict(records)
+    return seen
+
+
+def steady(by_epoch: dict[int, object]) -> list[int]:
+    # the last epoch may still be in flight when the run stops
+    return [e for e in sorted(by_epoch) if STEADY_FROM <= e < EPOCHS - 1]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_select_keeps_the_tree_formed_and_tuples_flowing(seed: int) -> None:
+    seen = run_query(SELECT, seed)
+    assert not seen.cycle_nodes, f"routing cycle through {sorted(seen.cycle_nodes)}"
+    share_parentless = sum(seen.parentless) / (len(seen.parentless) * (NODES - 1))
+    assert share_parentless <= 0.10, share_parentless
+    epochs = steady(seen.origins_by_epoch)
+    assert len(epochs) >= EPOCHS - STEADY_FROM - 4, epochs  # results every epoch
+    counts = [len(seen.origins_by_epoch[e]) for e in epochs]
+    delivered = sum(counts) / ((NODES - 1) * len(epochs))
+    assert delivered >= 0.19, delivered
+
+
+def test_count_stays_bounded_and_flowing_on_a_lossy_grid() -> None:
+    seen = run_query("SELECT COUNT(light) FROM sensors SAMPLE PERIOD 1s", seed=1)
+    assert not seen.cycle_nodes, sorted(seen.cycle_nodes)
+    epochs = steady(seen.records_by_epoch)
+    assert len(epochs) >= EPOCHS - STEADY_FROM - 4, epochs
+    counts = [sum(seen.records_by_epoch[e]) for e in epochs]
+    # A late record is merged into the next epoch (TinyDB 1.x), so an epoch may count a
+    # straggler twice -- never a whole network twice.
+    assert max(counts) <= 2 * NODES, counts
+    assert sum(counts) / len(counts) >= 3, counts
