@@ -310,6 +310,17 @@ class Network:
             )
         return Routing(parent, depth)
 
+    def mote_stats(self, node: int) -> dict[str, Any]:
+        """The firmware's own counters of one node (firmware/core/mote_stats.h): results
+        sent and forwarded, queue drops, commands executed, samples per attribute..."""
+        stats = ffi.new("mote_stats *")
+        with self._lock:
+            lib.mote_get_stats(ffi.cast("mote_state *", lib.emu_net_mote(self._net, node)), stats)
+        return {
+            name: list(getattr(stats, name)) if name == "samples" else getattr(stats, name)
+            for name, _ in ffi.typeof("mote_stats").fields
+        }
+
     @property
     def alive(self) -> np.ndarray:
         return self._view(lib.emu_net_alive(self._net), np.uint8).astype(bool)

@@ -4,8 +4,10 @@ It does what the TinyDB Java tools did over the serial link (wire format §6.3-6
 ask the root which query ids are running (StatusMessage, fromBase = 1) and take the next
 one, send every part of a query as AM 101 broadcasts acknowledged by protocol 65, resend
 the parts a node asks for (QueryRequestMessage, AM 104), stop a query with a DEL message
-sent several times, and change a query's rate. Incoming results go to the assembler; the
-rows it produces are returned from ``poll`` for the caller's sinks.
+sent several times, change a query's rate, and send named commands (CommandMsg, AM 103:
+queue policy and length, NO INTERLEAVE, reset), which unmodified TinyDB motes ignore.
+Incoming results go to the assembler; the rows it produces are returned from ``poll``
+for the caller's sinks.
 
 The session never owns the link's life: it is handed an endpoint (usually a
 ``ReconnectingEndpoint``), so a link that drops and comes back leaves the assembler's
@@ -29,6 +31,7 @@ from gateway.assembly import (
     WireResult,
 )
 from gateway.protocol import (
+    ALL_NODES,
     BCAST_ADDR,
     DEFAULT_GROUP,
     UART_ADDR,
@@ -38,6 +41,7 @@ from gateway.protocol import (
     QrType,
     QueryPart,
     ResultSchema,
+    build_command,
     build_query_message,
     build_status,
     build_tos_packet,
@@ -68,6 +72,9 @@ class EncodablePlan(ResultPlan, Protocol):
 
     @property
     def num_epochs(self) -> int | None: ...
+
+    @property
+    def no_interleave(self) -> bool: ...
 
     def encode(self, qid: int) -> list[bytes]: ...
 
@@ -124,6 +131,25 @@ def rate_message(qid: int, epoch_ms: int) -> bytes:
     return build_query_message(
         {"qid": qid, "msgType": MsgType.RATE, "epochDuration": units, "u": empty_part}
     )
+
+
+def command_packet(
+    name: str,
+    params: dict[str, Any],
+    seq: int,
+    target: int = ALL_NODES,
+    group: int = DEFAULT_GROUP,
+) -> bytes:
+    """A named CommandMsg for ``target`` (-1: every node), broadcast like the Java tools."""
+    message = build_command({"nodeid": target, "seqNo": seq, "name": name, "params": params})
+    return build_tos_packet(BCAST_ADDR, AmType.COMMAND, group, message)
+
+
+def first_command_seq(clock: Callable[[], float] = time.time) -> int:
+    """Motes take a command only if its sequence number's low byte is newer than the last
+    one they saw (or far from it, wire format §15). A session starts from the clock, in
+    tenths of a second, so a later session's commands count as new."""
+    return int(clock() * 10) & 0xFFFFFFFF
 
 
 def next_query_id(running: Iterable[int]) -> int:
@@ -210,6 +236,7 @@ class QuerySession:
         self._heard_qids: set[int] | None = None
         self._used_qids: set[int] = set()
         self._pending: list[Row] = []
+        self._command_seq = first_command_seq(clock)
 
     # -- query ids -------------------------------------------------------------------
 
@@ -248,6 +275,9 @@ class QuerySession:
     ) -> RegisteredQuery:
         """Send every part of the query and start assembling its results."""
         query_id = self.allocate_query_id() if qid is None else qid
+        if plan.no_interleave:
+            # Not a query flag on the wire: a node-wide mode, switched on by command.
+            self.send_command("nointerleave", {"enabled": 1})
         parts = plan.encode(query_id)
         self._used_qids.add(query_id)
         query = RegisteredQuery(query_id, plan, start_time=self._clock(), sql=sql)
@@ -276,6 +306,13 @@ class QuerySession:
     def set_rate(self, qid: int, epoch_ms: int) -> None:
         """Change the epoch duration of a running query (RATE message)."""
         self._send(query_packet(rate_message(qid, epoch_ms), self.config.group))
+
+    def send_command(
+        self, name: str, params: dict[str, Any] | None = None, target: int = ALL_NODES
+    ) -> None:
+        """Send a named command (``KNOWN_COMMANDS``); the motes flood and execute it."""
+        self._command_seq = (self._command_seq + 1) & 0xFFFFFFFF
+        self._send(command_packet(name, params or {}, self._command_seq, target, self.config.group))
 
     # -- receiving -------------------------------------------------------------------
 

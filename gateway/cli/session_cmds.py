@@ -13,6 +13,7 @@ from rich.console import Console
 from gateway.assembly import RegisteredQuery, Row
 from gateway.cli.params import parse_duration
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
+from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, ParamType
 from gateway.resultlog import LogLockedError, ResultLog
 from gateway.session import (
     QuerySession,
@@ -188,6 +189,43 @@ def stop_cmd(qid: int, port: str, platform: str, baud: int | None) -> None:
     click.echo(f"sent stop for query {qid}", err=True)
 
 
+def _command_params(name: str, assignments: Sequence[str]) -> dict[str, int | str]:
+    """``policy=delta`` style arguments, typed by the command's parameter table."""
+    spec = KNOWN_COMMANDS.get(name)
+    if spec is None:
+        known = ", ".join(sorted(KNOWN_COMMANDS))
+        raise click.BadParameter(f"unknown command {name!r} (known: {known})", param_hint="NAME")
+    given = dict(item.partition("=")[::2] for item in assignments)
+    expected = dict(spec.params)
+    if set(given) != set(expected):
+        usage = " ".join(f"{p}=<{t.value}>" for p, t in spec.params) or "(no parameters)"
+        raise click.BadParameter(f"{name} takes {usage}", param_hint="PARAMS")
+    try:
+        return {
+            param: value if expected[param] is ParamType.STRING else int(value, 0)
+            for param, value in given.items()
+        }
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="PARAMS") from exc
+
+
+@click.command("command")
+@click.argument("name")
+@click.argument("params", nargs=-1)
+@_port_options
+@click.option("--node", type=int, default=ALL_NODES, help="Target node id [default: every node].")
+def command_cmd(
+    name: str, params: tuple[str, ...], port: str, platform: str, baud: int | None, node: int
+) -> None:
+    """Send a named command (AM 103) to the network behind PORT, e.g.
+    `mote command qpolicy policy=delta`, `qlen length=3`, `nointerleave enabled=1`,
+    `setrate qid=1 epochDuration=200`, `reset`. Unmodified TinyDB motes ignore them."""
+    typed = _command_params(name, params)
+    with _session(port, platform, baud) as session:
+        session.send_command(name, typed, target=node)
+    click.echo(f"sent {name} to {'every node' if node == ALL_NODES else f'node {node}'}", err=True)
+
+
 @click.command("sf")
 @_port_options
 @click.option("--listen", type=int, default=9002, show_default=True, help="TCP port to serve on.")
@@ -205,4 +243,4 @@ def sf_cmd(port: str, platform: str, baud: int | None, listen: int, host: str) -
         forwarder.close()
 
 
-COMMANDS: list[click.Command] = [query_cmd, stop_cmd, sf_cmd]
+COMMANDS: list[click.Command] = [query_cmd, stop_cmd, command_cmd, sf_cmd]

@@ -8,7 +8,7 @@ Python; other packages encode and decode through the ``build_*`` / ``parse_*`` h
 from __future__ import annotations
 
 from gateway.protocol.aggregates import AggOp, decode_state, encode_state, state_size
-from gateway.protocol.command import KNOWN_COMMANDS, build_command, parse_command
+from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, build_command, parse_command
 from gateway.protocol.errors import DecodeError, EncodeError, ProtocolError
 from gateway.protocol.event import build_event, parse_event
 from gateway.protocol.framing import (
@@ -62,6 +62,7 @@ from gateway.protocol.tos import (
 )
 
 __all__ = [
+    "ALL_NODES",
     "BCAST_ADDR",
     "DEFAULT_GROUP",
     "KNOWN_COMMANDS",
