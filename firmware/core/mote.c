@@ -323,6 +323,10 @@ static void on_result_for_me(mote_state *st, const mhop_header *mh, const qr_vie
     uint8_t slot;
     if (verdict == ROUTING_DROP_DUP || verdict == ROUTING_DROP_CYCLE)
         return;
+    /* A child still routes through us, awake right after its send: our beacon (depth
+     * 0xFF) tells it to look elsewhere, before a stale depth of its subtree lures us in. */
+    if (verdict == ROUTING_DROP_NO_ROUTE && routing_searching(&st->rt))
+        st->beacon_due = 1;
     st->child_epochs = CHILD_MEMORY_EPOCHS;
     if (v->type == QR_TUPLE) /* more may follow: the activity tail */
         st->hold_until = mote_now(st) + ACTIVITY_HOLD_MS;

@@ -123,7 +123,9 @@ uint8_t tx_gate(const mote_state *st)
 {
     uint8_t i;
     uint32_t now;
-    if (!any_running(st))
+    /* A node looking for a route is awake anyway; its poison beacon must reach the
+     * children that still send to it (mote.c), whenever they do. */
+    if (!any_running(st) || routing_searching(&st->rt))
         return 1;
     now = mote_now(st);
     /* The children that heard our last query part are still listening. */
