@@ -10,8 +10,10 @@ Thresholds come from measurements of these fixed seeds (the emulator is determin
 seed), sampling the tree every 0.5 s over 31 steady epochs. Before the routing fixes, seed 1
 / seed 2 averaged 24% / 30% parentless nodes, with a cycle through 4 nodes on seed 2, and
 delivered 0.18 / 0.14 of the steady-state tuples; after, 3.5% / 4.6%, no cycle, 0.21 /
-0.23. The bounds sit between the two. Delivery stays low either way: the channel, not the
-tree, is the limit of an every-tuple 1 s query on this grid (see the counters in emu/).
+0.23. On a 10x10 grid (seed 1) it was 17.5% parentless with 22 nodes in cycles and 0.035
+delivered, now 4.4%, no cycle, 0.053. The bounds sit between the two. Delivery stays low
+either way: the channel, not the tree, limits an every-tuple 1 s query on these grids --
+the medium counts about 52 sends a second on the 5x5 grid, of which some 6 are acknowledged.
 
 COUNT on the same grid counted 5.5 / 6.8 nodes per epoch on average before and 4.6 / 7.1
 after: aggregate records get one send, and most are lost to collisions. The COUNT test only
@@ -61,9 +63,9 @@ def nodes_in_cycles(parent: list[int]) -> set[int]:
     return looping
 
 
-def run_query(sql: str, seed: int) -> Observed:
-    net = Network(NetworkConfig(nodes=NODES, topology="grid", platform="mica2", seed=seed))
-    net.run_for(WARMUP_MS)
+def run_query(sql: str, seed: int, nodes: int = NODES) -> Observed:
+    net = Network(NetworkConfig(nodes=nodes, topology="grid", platform="mica2", seed=seed))
+    net.run_for(WARMUP_MS * max(1, nodes // NODES // 2))  # a deeper tree forms slower
     for frame in query_frames(sql, 1):
         net.uart_write(frame)
         net.run_for(1000)
@@ -96,17 +98,21 @@ def steady(by_epoch: dict[int, object]) -> list[int]:
     return [e for e in sorted(by_epoch) if STEADY_FROM <= e < EPOCHS - 1]
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_select_keeps_the_tree_formed_and_tuples_flowing(seed: int) -> None:
-    seen = run_query(SELECT, seed)
+@pytest.mark.parametrize(
+    ("nodes", "seed", "min_delivered"), [(NODES, 1, 0.19), (NODES, 2, 0.19), (100, 1, 0.045)]
+)
+def test_select_keeps_the_tree_formed_and_tuples_flowing(
+    nodes: int, seed: int, min_delivered: float
+) -> None:
+    seen = run_query(SELECT, seed, nodes)
     assert not seen.cycle_nodes, f"routing cycle through {sorted(seen.cycle_nodes)}"
-    share_parentless = sum(seen.parentless) / (len(seen.parentless) * (NODES - 1))
+    share_parentless = sum(seen.parentless) / (len(seen.parentless) * (nodes - 1))
     assert share_parentless <= 0.10, share_parentless
     epochs = steady(seen.origins_by_epoch)
     assert len(epochs) >= EPOCHS - STEADY_FROM - 4, epochs  # results every epoch
     counts = [len(seen.origins_by_epoch[e]) for e in epochs]
-    delivered = sum(counts) / ((NODES - 1) * len(epochs))
-    assert delivered >= 0.19, delivered
+    delivered = sum(counts) / ((nodes - 1) * len(epochs))
+    assert delivered >= min_delivered, delivered
 
 
 def test_count_stays_bounded_and_flowing_on_a_lossy_grid() -> None:
