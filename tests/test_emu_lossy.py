@@ -13,7 +13,7 @@ delivered 0.18 / 0.14 of the steady-state tuples; after, 3.5% / 4.6%, no cycle, 
 0.23. On a 10x10 grid (seed 1) it was 17.5% parentless with 22 nodes in cycles and 0.035
 delivered, now 4.4%, no cycle, 0.053. The bounds sit between the two. Delivery stays low
 either way: the channel, not the tree, limits an every-tuple 1 s query on these grids --
-the medium counts about 52 sends a second on the 5x5 grid, of which some 6 are acknowledged.
+the medium counts about 58 sends a second on the 5x5 grid, of which some 12 are acknowledged.
 
 COUNT on the same grid counted 5.5 / 6.8 nodes per epoch on average before and 4.6 / 7.1
 after: aggregate records get one send, and most are lost to collisions. The COUNT test only

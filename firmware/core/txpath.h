@@ -58,7 +58,8 @@ void tx_pump(mote_state *st);
 /* The radio finished the packet in flight; `acked` by the addressee (unicast). */
 void tx_done(mote_state *st, uint8_t acked);
 
-/* 1 if control packets may go (inside some query's own interval, or none running). */
+/* 1 if control packets may go (inside some query's own interval, none running, or
+ * while the node searches for a route and is awake anyway). */
 uint8_t tx_gate(const mote_state *st);
 
 /* 1 if results may go at `now` (the parent listens), 0 if they wait. */

@@ -39,7 +39,10 @@
  *     takes a neighbour strictly closer to the root than it was (a
  *     descendant's stale depth cannot lure it into a cycle). Finding none it
  *     is unrouted, and while duty cycled it chooses at the end of the next
- *     period among the neighbours heard since the loss (fresh depths). The cost is a cumulative ETX (1/16 units) advertised for
+ *     period among the neighbours heard since the loss (fresh depths); the
+ *     node glue keeps it listening meanwhile (routing_searching) and answers
+ *     a child's send with a beacon advertising ROUTING_DEPTH_NONE, so the
+ *     subtree drops it before its stale depths can lure it into a loop. The cost is a cumulative ETX (1/16 units) advertised for
  *     diagnostics; selection uses depth and link quality.
  *   - Forwarding checks: a packet already seen (same sourceaddr+seqno, ring of
  *     ROUTING_DUP_RING) is a duplicate; one whose hopcount is <= our depth
