@@ -41,8 +41,8 @@ void routing_init(routing *rt, uint16_t self)
     for (i = 0; i < ROUTING_DUP_RING; i++) {
         rt->dup_src[i] = TOS_BCAST_ADDR; /* never a sourceaddr */
     }
-    rt->is_root = self == ROOT_ID;
-    if (rt->is_root) {
+    if (self == ROOT_ID) {
+        rt->flags = ROUTING_F_ROOT;
         rt->parent = TOS_UART_ADDR;
         rt->depth = 0;
         rt->cost = 0;
@@ -181,14 +181,18 @@ static void set_parent(routing *rt, uint8_t slot)
     if (slot == NO_SLOT && rt->parent != ROUTING_PARENT_NONE) {
         rt->lost_depth = rt->depth;
     }
-    rt->lost_route = slot == NO_SLOT && (rt->lost_route || rt->parent != ROUTING_PARENT_NONE);
+    if (slot != NO_SLOT) {
+        rt->flags &= (uint8_t)~ROUTING_F_LOST_ROUTE;
+    } else if (rt->parent != ROUTING_PARENT_NONE) {
+        rt->flags |= ROUTING_F_LOST_ROUTE;
+    }
     if (slot == NO_SLOT && rt->parent != ROUTING_PARENT_NONE) {
         for (i = 0; i < rt->n_nb; i++) {
             if (rt->nb[i].silent == 0) {
                 rt->nb[i].silent = 1; /* depths heard so far may lead back through us */
             }
             /* estimates made while asleep ran low: judge every link afresh, awake */
-            if (rt->duty_cycled && rt->nb[i].quality < ROUTING_QUALITY_INIT) {
+            if ((rt->flags & ROUTING_F_DUTY_CYCLED) && rt->nb[i].quality < ROUTING_QUALITY_INIT) {
                 rt->nb[i].quality = ROUTING_QUALITY_INIT;
             }
         }
@@ -223,7 +227,9 @@ static uint8_t safe_after_loss(const routing *rt, const routing_neighbor *n, uin
     if (n->silent != 0) {
         return 0;
     }
-    return !rt->duty_cycled || !rt->lost_route || period_end || n->depth < rt->lost_depth;
+    return (rt->flags & (ROUTING_F_DUTY_CYCLED | ROUTING_F_LOST_ROUTE)) !=
+               (ROUTING_F_DUTY_CYCLED | ROUTING_F_LOST_ROUTE) ||
+           period_end || n->depth < rt->lost_depth;
 }
 
 static void reselect(routing *rt, uint8_t period_end)
@@ -232,7 +238,7 @@ static void reselect(routing *rt, uint8_t period_end)
     uint8_t best = NO_SLOT;
     uint8_t have_parent, i;
 
-    if (rt->is_root) {
+    if (rt->flags & ROUTING_F_ROOT) {
         return;
     }
     /* A parent now as deep as we were may route through us: treat it as lost (no count-to-infinity). */
@@ -331,7 +337,7 @@ uint16_t routing_fill_header(routing *rt, mhop_header *mh, uint16_t origin)
     mh->originaddr = origin;
     mh->seqno = seq_to_wire(rt->seqno);
     mh->hopcount = rt->depth;
-    if (!rt->is_root) {
+    if (!(rt->flags & ROUTING_F_ROOT)) {
         rt->seqno++; /* the root's results go to the UART, where nobody estimates links */
     }
     return rt->parent == ROUTING_PARENT_NONE ? TOS_BCAST_ADDR : rt->parent;
@@ -382,7 +388,8 @@ void routing_tick(routing *rt)
     }
     for (i = 0; i < rt->n_nb; i++) {
         /* a sleeping node cannot tell a silent parent from its own absence */
-        if (rt->nb[i].silent < 0xFFu && !(rt->duty_cycled && i == rt->parent_slot)) {
+        if (rt->nb[i].silent < 0xFFu &&
+            !((rt->flags & ROUTING_F_DUTY_CYCLED) && i == rt->parent_slot)) {
             rt->nb[i].silent++;
         }
     }
@@ -391,10 +398,11 @@ void routing_tick(routing *rt)
 
 void routing_set_duty_cycled(routing *rt, uint8_t on)
 {
-    if (on && !rt->duty_cycled && rt->parent_slot != NO_SLOT) {
+    if (on && !(rt->flags & ROUTING_F_DUTY_CYCLED) && rt->parent_slot != NO_SLOT) {
         rt->nb[rt->parent_slot].silent = 0; /* judged by misses from now on */
     }
-    rt->duty_cycled = on ? 1u : 0u;
+    rt->flags = (uint8_t)(on ? rt->flags | ROUTING_F_DUTY_CYCLED
+                             : rt->flags & ~ROUTING_F_DUTY_CYCLED);
 }
 
 void routing_parent_acked(routing *rt)
@@ -421,7 +429,7 @@ uint16_t routing_parent(const routing *rt)
 
 uint8_t routing_searching(const routing *rt)
 {
-    return rt->lost_route;
+    return (rt->flags & ROUTING_F_LOST_ROUTE) != 0;
 }
 
 uint8_t routing_depth(const routing *rt)
@@ -431,7 +439,7 @@ uint8_t routing_depth(const routing *rt)
 
 uint8_t routing_parent_quality(const routing *rt)
 {
-    if (rt->is_root) {
+    if (rt->flags & ROUTING_F_ROOT) {
         return 255u;
     }
     return rt->parent_slot == NO_SLOT ? 0u : rt->nb[rt->parent_slot].quality;

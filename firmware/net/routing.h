@@ -77,6 +77,11 @@
 #define ROUTING_BEACON_MAX \
     (MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY * ROUTING_MAX_NEIGHBORS)
 
+/* routing.flags */
+#define ROUTING_F_ROOT 0x01u       /* node 0: depth 0, parent TOS_UART_ADDR, never changes */
+#define ROUTING_F_DUTY_CYCLED 0x02u /* asleep most of the time: silence is no sign of loss */
+#define ROUTING_F_LOST_ROUTE 0x04u /* unrouted after having had a parent: descendants may linger */
+
 /* What to do with a multihop packet addressed to this node. */
 typedef enum routing_verdict {
     ROUTING_ACCEPT = 0,      /* new, from a child: intercept or forward it */
@@ -118,10 +123,8 @@ typedef struct routing {
     uint8_t n_nb;
     uint8_t dup_head;
     uint8_t beacon_cursor; /* rotates the listed entries when they do not all fit */
-    uint8_t is_root;
-    uint8_t duty_cycled;   /* asleep most of the time: silence is no sign of loss */
+    uint8_t flags;         /* ROUTING_F_* */
     uint8_t parent_misses; /* listening windows the parent stayed silent in, in a row */
-    uint8_t lost_route;    /* unrouted after having had a parent: descendants may linger */
     uint8_t lost_depth;    /* depth before the route was lost */
 } routing;
 
