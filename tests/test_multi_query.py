@@ -10,19 +10,15 @@ import contextlib
 import time
 from collections.abc import Iterator
 
-import numpy as np
 import pytest
+from emulated import emulated_bridge
 
-from emu import bridge as emu_bridge
-from emu import network as emu_network
-from emu import sources as emu_sources
 from gateway.assembly import Reading
 from gateway.plan import compile_query
 from gateway.session import QuerySession, SessionConfig
 from gateway.transport import open_link
 
 NODES = 9  # 3 x 3 grid, node 0 the root: two levels below it
-LIGHT_BASE = 300  # node n reads light = 300 + n
 CONFIG = SessionConfig(status_wait_s=0.5, stop_gap_s=0.05)
 SPREAD_S = 15.0  # wall seconds (= virtual seconds, realtime) for a query to reach every node
 TREE_MS = 30_000  # virtual ms of beacons before the gateway connects
@@ -32,16 +28,9 @@ SQL_TEMP = "SELECT nodeid, temp FROM sensors EPOCH DURATION 500"
 
 @pytest.fixture
 def pty_path() -> Iterator[str]:
-    light = emu_sources.Trace(values=np.array([[LIGHT_BASE + n] for n in range(NODES)], np.int16))
-    config = emu_network.NetworkConfig(nodes=NODES, lossless=True, seed=5, sensors={"light": light})
-    net = emu_network.Network(config)
-    net.run_for(TREE_MS)  # as fast as it runs: the routing tree forms before any query
-    served = emu_bridge.serve(net, pty=True, realtime=True)
-    try:
+    with emulated_bridge(NODES, tree_ms=TREE_MS) as served:  # the tree forms before any query
+        assert served.pty_path is not None
         yield served.pty_path
-    finally:
-        served.stop()
-        net.close()
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from emulated import emulated_bridge
 
-from emu import bridge as emu_bridge
 from emu import network as emu_network
 from gateway.plan import compile_query
 from gateway.session import QuerySession, SessionConfig, command_packet, first_command_seq
@@ -23,13 +23,9 @@ MOTE = "from gateway.cli.main import main; main()"
 
 @pytest.fixture
 def network() -> Iterator[tuple[emu_network.Network, str]]:
-    net = emu_network.Network(emu_network.NetworkConfig(nodes=NODES, lossless=True, seed=5))
-    net.run_for(10_000)  # routing tree first
-    served = emu_bridge.serve(net, pty=True, realtime=True)
-    assert served.pty_path is not None
-    yield net, served.pty_path
-    served.stop()
-    net.close()
+    with emulated_bridge(NODES, tree_ms=10_000) as served:  # routing tree first
+        assert served.pty_path is not None
+        yield served.net, served.pty_path
 
 
 def _executed(net: emu_network.Network) -> list[int]:

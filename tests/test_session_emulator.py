@@ -5,19 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import numpy as np
 import pytest
+from emulated import LIGHT_BASE, emulated_bridge
 
-from emu import bridge as emu_bridge
-from emu import network as emu_network
-from emu import sources as emu_sources
 from gateway.assembly import AggregateRow, Reading, RegisteredQuery, Row
 from gateway.plan import compile_query
 from gateway.session import QuerySession, RunLimits, SessionConfig, run_query
 from gateway.transport import open_link
 
 NODES = 9  # 3 x 3 grid, node 0 the root
-LIGHT_BASE = 300  # node n reads light = 300 + n
 CONFIG = SessionConfig(status_wait_s=0.5, stop_gap_s=0.05)
 
 
@@ -37,13 +33,8 @@ class ListSink:
 
 @pytest.fixture
 def bridge() -> Iterator[object]:
-    light = emu_sources.Trace(values=np.array([[LIGHT_BASE + n] for n in range(NODES)], np.int16))
-    config = emu_network.NetworkConfig(nodes=NODES, lossless=True, seed=3, sensors={"light": light})
-    net = emu_network.Network(config)
-    served = emu_bridge.serve(net, pty=True, sf_port=0, realtime=True)
-    yield served
-    served.stop()
-    net.close()
+    with emulated_bridge(NODES, seed=3, sf=True) as served:
+        yield served
 
 
 def run(

@@ -13,16 +13,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 import spark_fixtures
+from emulated import LIGHT_BASE, emulated_bridge
 from pyspark.sql import SparkSession
 from spark_fixtures import parquet_offsets
 from synthetic_log import logged
 
-from emu import bridge as emu_bridge
-from emu import network as emu_network
-from emu import sources as emu_sources
 from gateway.resultlog import ResultLog
 from spark.pipeline import (
     PipelineConfig,
@@ -36,7 +33,6 @@ pytestmark = pytest.mark.spark
 spark_session = spark_fixtures.spark_session  # the one SparkSession of the test session
 
 NODES = 9  # 3 x 3 grid, node 0 the root
-LIGHT_BASE = 300  # node n reads light = 300 + n
 SELECT = "SELECT nodeid, light FROM sensors EPOCH DURATION 500"
 AGGREGATE = "SELECT COUNT(light), MAX(light) FROM sensors EPOCH DURATION 500"
 
@@ -44,15 +40,9 @@ AGGREGATE = "SELECT COUNT(light), MAX(light) FROM sensors EPOCH DURATION 500"
 @contextlib.contextmanager
 def emulated_network() -> Iterator[str]:
     """A 3 x 3 grid behind a pty; yields the pty path."""
-    light = emu_sources.Trace(values=np.array([[LIGHT_BASE + n] for n in range(NODES)], np.int16))
-    config = emu_network.NetworkConfig(nodes=NODES, lossless=True, seed=5, sensors={"light": light})
-    net = emu_network.Network(config)
-    served = emu_bridge.serve(net, pty=True, realtime=True)
-    try:
+    with emulated_bridge(NODES) as served:
+        assert served.pty_path is not None
         yield served.pty_path
-    finally:
-        served.stop()
-        net.close()
 
 
 def start_gateway(pty: str, log_dir: Path, sql: str, *limits: str) -> subprocess.Popen[str]:
