@@ -16,8 +16,12 @@ either way: the channel, not the tree, limits an every-tuple 1 s query on these 
 the medium counts about 58 sends a second on the 5x5 grid, of which some 12 are acknowledged.
 
 COUNT on the same grid counted 5.5 / 6.8 nodes per epoch on average before and 4.6 / 7.1
-after: aggregate records get one send, and most are lost to collisions. The COUNT test only
-guards the tree and the bound on double counting, and that records keep coming.
+after: aggregate records got one send, and most were lost to collisions.
+
+Then the MAC/schedule fixes (core/schedule.h): 125-ms intervals at 1 s (slot depth bounded
+by 6 instead of 62-ms intervals for a bound of 14) and a short random resend for records.
+SELECT delivery went 0.214 / 0.210 -> 0.277 / 0.266 (10x10: 0.053 -> 0.063), COUNT 5.1 / 6.0
+-> 17.0 / 18.6 of 25 nodes per epoch (10x10: 7.1 / 6.0 -> 33 / 31 of 100).
 """
 
 from __future__ import annotations
@@ -99,7 +103,7 @@ def steady(by_epoch: dict[int, object]) -> list[int]:
 
 
 @pytest.mark.parametrize(
-    ("nodes", "seed", "min_delivered"), [(NODES, 1, 0.19), (NODES, 2, 0.19), (100, 1, 0.045)]
+    ("nodes", "seed", "min_delivered"), [(NODES, 1, 0.24), (NODES, 2, 0.24), (100, 1, 0.057)]
 )
 def test_select_keeps_the_tree_formed_and_tuples_flowing(
     nodes: int, seed: int, min_delivered: float
@@ -124,4 +128,4 @@ def test_count_stays_bounded_and_flowing_on_a_lossy_grid() -> None:
     # A late record is merged into the next epoch (TinyDB 1.x), so an epoch may count a
     # straggler twice -- never a whole network twice.
     assert max(counts) <= 2 * NODES, counts
-    assert sum(counts) / len(counts) >= 3, counts
+    assert sum(counts) / len(counts) >= 14, counts  # of 25; 4.6 before the MAC fixes

@@ -44,10 +44,12 @@
 /* How long an acknowledgement or an overheard packet vouches for the parent
  * listening: a send started within it ends inside the parent's hold. */
 #define PARENT_AWAKE_MS (ACTIVITY_HOLD_MS - SCHED_TX_GUARD_MS)
-/* Sends of one tuple before it is given up. Few: on a lossy, contended channel most
+/* Sends of one result before it is given up. Few: on a lossy, contended channel most
  * unacknowledged sends met a deaf (full) or sleeping parent or a collision, and every
- * blind resend takes airtime from the level that is already losing packets. */
-#define RESULT_MAX_TRIES 3u
+ * blind resend takes airtime from the level that is already losing packets. Not 3: a
+ * relay deaf behind a full queue (backpressure) then made lossless grids lose tuples. */
+#define RESULT_MAX_TRIES 4u
+#define RECORD_RETRY_SPREAD_MS 32u /* random part of an aggregate record's resend pause */
 #define CHILD_MEMORY_EPOCHS 4u   /* epochs a node counts as a parent after hearing a child */
 
 /*

@@ -251,9 +251,7 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
     /* The ack is the parent's sign of life while we sleep through its other packets. */
     if (acked)
         routing_parent_acked(&st->rt);
-    /* A record has one chance: a late one would be merged an epoch late anyway, and
-     * resending into a congested level only adds collisions. */
-    if (acked || kind == TX_RESULT_BCAST || !tuple) {
+    if (acked || kind == TX_RESULT_BCAST) {
         st->held.valid = 0;
         if (acked)
             st->send_until = sched_later(st->send_until, now + PARENT_AWAKE_MS);
@@ -267,11 +265,17 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
         st->stats.results_unacked++;
         return;
     }
+    st->held.waits = 1;
+    st->retry_pending = 1;
+    if (!tuple) {
+        /* A record most likely collided with a sibling's: the parent listens through the
+         * whole interval, so resend after a random pause of one or two packet times. */
+        st->retry_at = now + SCHED_TX_GUARD_MS + st->hal->rand16(st->hal->ctx) % RECORD_RETRY_SPREAD_MS;
+        return;
+    }
     /* Resending at once into a deaf or sleeping parent, or a busy level, only adds
      * collisions: wait for the next sign of the parent listening, at most a
      * randomised hold or two (the node may itself be too full to hear it). */
-    st->held.waits = 1;
-    st->retry_pending = 1;
     st->retry_at = now + ACTIVITY_HOLD_MS + st->hal->rand16(st->hal->ctx) % ACTIVITY_HOLD_MS;
 }
 
