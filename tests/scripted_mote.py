@@ -68,7 +68,14 @@ class ScriptedMote:
         self._thread.start()
 
     def unplug(self) -> None:
-        """Close the pty: the gateway's next read or write on it fails."""
+        """Close the pty: the gateway's next read or write on it fails.
+
+        The path goes first, as /dev/ttyUSB0 does when an adapter is pulled: left
+        dangling at /dev/pts/N it could reach another process's pty once the kernel
+        recycles the number, and a reconnecting gateway would open that one.
+        """
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
@@ -79,8 +86,6 @@ class ScriptedMote:
 
     def close(self) -> None:
         self.unplug()
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
 
     # -- traffic --------------------------------------------------------------------
 
