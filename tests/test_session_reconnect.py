@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from scripted_mote import ScriptedMote, TinyDBRoot, aggregate_packet, tuple_packet
@@ -33,20 +34,21 @@ class LinkEvents:
         )
 
 
-def poll_for(session: QuerySession, seconds: float) -> list[Row]:
-    rows: list[Row] = []
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        rows += session.poll(0.05)
-    return rows
-
-
 def poll_until_reconnected(session: QuerySession, events: LinkEvents) -> list[Row]:
     rows: list[Row] = []
     deadline = time.monotonic() + 10
     while not events.reconnected.is_set() and time.monotonic() < deadline:
         rows += session.poll(0.05)
     assert events.reconnected.is_set(), "the link was not reopened"
+    return rows
+
+
+def poll_while(session: QuerySession, waiting: Callable[[list[Row]], bool]) -> list[Row]:
+    """Poll until ``waiting(rows so far)`` turns false (or a generous deadline passes)."""
+    rows: list[Row] = []
+    deadline = time.monotonic() + 10
+    while waiting(rows) and time.monotonic() < deadline:
+        rows += session.poll(0.05)
     return rows
 
 
@@ -58,17 +60,17 @@ def test_unplugged_pty_is_reopened_and_results_continue(tmp_path: Path) -> None:
         qid = session.start_query(compile_query(SELECT), SELECT).query_id
         for epoch in (1, 2):
             mote.send(tuple_packet(qid, epoch, 3, [3, epoch], [4, 4]))
-        rows = poll_for(session, 0.5)
+        rows = poll_while(session, lambda got: len(got) < 2)
 
         mote.unplug()
-        rows += poll_for(session, 0.3)  # the drop happens while polling
+        rows += poll_while(session, lambda _: not events.drops)  # the drop shows while polling
         assert len(events.drops) == 1
         mote.replug()
         rows += poll_until_reconnected(session, events)
 
         for epoch in (3, 4):
             mote.send(tuple_packet(qid, epoch, 3, [3, epoch], [4, 4]))
-        rows += poll_for(session, 0.5)
+        rows += poll_while(session, lambda got: len(rows) + len(got) < 4)
         assert [(r.epoch, r.columns["light"]) for r in rows] == [(1, 1), (2, 2), (3, 3), (4, 4)]
         assert session.endpoint.stats.reconnects == 1  # type: ignore[attr-defined]
     finally:
@@ -84,14 +86,14 @@ def test_open_aggregate_bucket_survives_a_drop(tmp_path: Path) -> None:
         sql = "SELECT MAX(light), MIN(light) FROM sensors"
         qid = session.start_query(compile_query(sql), sql).query_id
         mote.send(aggregate_packet(qid, 1, 0, 0, bytes.fromhex("6400 0100")))  # MAX only
-        rows = poll_for(session, 0.3)
+        rows = poll_while(session, lambda _: session.assembler.stats.aggregate_records < 1)
         mote.unplug()
-        rows += poll_for(session, 0.2)
+        rows += poll_while(session, lambda _: not events.drops)
         mote.replug()
         rows += poll_until_reconnected(session, events)
         mote.send(aggregate_packet(qid, 1, 0, 1, bytes.fromhex("0500 0200")))  # MIN of epoch 1
         mote.send(aggregate_packet(qid, 2, 0, 0, bytes.fromhex("6500 0100")))
-        rows += poll_for(session, 0.5)
+        rows += poll_while(session, lambda got: len(rows) + len(got) < 1)
         assert [(r.epoch, r.columns) for r in rows] == [(1, {"MAX(light)": 100, "MIN(light)": 5})]
     finally:
         session.close()
@@ -109,10 +111,10 @@ def test_serial_forwarder_client_reconnects_when_the_forwarder_restarts(
     try:
         qid = session.start_query(compile_query(SELECT), SELECT, qid=4).query_id
         mote.send(tuple_packet(qid, 1, 8, [8, 11], [4, 4]))
-        rows = poll_for(session, 0.4)
+        rows = poll_while(session, lambda got: len(got) < 1)
 
         forwarder.close()  # SerialForwarder gone: also releases the pty
-        rows += poll_for(session, 0.3)
+        rows += poll_while(session, lambda _: not events.drops)
         assert len(events.drops) == 1
         forwarder = SerialForwarder(open_link(str(mote.path)), host="127.0.0.1", port=port)
         forwarder.start()
@@ -122,7 +124,7 @@ def test_serial_forwarder_client_reconnects_when_the_forwarder_restarts(
             time.sleep(0.01)
 
         mote.send(tuple_packet(qid, 2, 8, [8, 12], [4, 4]))
-        rows += poll_for(session, 0.5)
+        rows += poll_while(session, lambda got: len(rows) + len(got) < 2)
         assert [(r.epoch, r.columns["light"]) for r in rows] == [(1, 11), (2, 12)]
     finally:
         session.close()
