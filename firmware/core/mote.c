@@ -45,6 +45,18 @@ static uint8_t any_query_running(const mote_state *st)
 }
 
 /*
+ * A node without a route has nothing to deliver and must hear a neighbour that
+ * offers one, whenever it speaks: a route lost (routing_searching), or none yet --
+ * a node that got the query before the tree formed would otherwise sleep by the
+ * slot of SCHED_MAX_DEPTH and never hear the root's beacons, sent in interval 0.
+ */
+static uint8_t seeking_route(const mote_state *st)
+{
+    return st->id != MOTE_ROOT_ID &&
+           (routing_searching(&st->rt) || routing_parent(&st->rt) == ROUTING_PARENT_NONE);
+}
+
+/*
  * Awake: CPU on. The radio listens too unless the result queue is full -- then
  * children's sends go unacknowledged and they keep their results (backpressure,
  * core/schedule.h). The root never sleeps.
@@ -54,9 +66,7 @@ static uint8_t node_awake(const mote_state *st, uint32_t now)
     if (st->id == MOTE_ROOT_ID || !any_query_running(st) || st->radio_busy || st->listening ||
         st->waiting || !sched_due(st->hold_until, now))
         return 1;
-    /* Having lost its route, sleeping by the schedule would only miss the neighbours
-     * that offer a new one. */
-    if (routing_searching(&st->rt))
+    if (seeking_route(st))
         return 1;
     return (st->ctl_count && tx_gate(st)) || tx_results_may_go(st, now);
 }
@@ -75,7 +85,7 @@ static void report_power(mote_state *st)
 {
     uint8_t cpu = node_awake(st, mote_now(st));
     uint8_t radio = cpu && (st->id == MOTE_ROOT_ID || queue_takes_forwards(st) ||
-                            routing_searching(&st->rt));
+                            seeking_route(st));
     uint8_t bits;
     /* A congested relay must still hear the query parts it lacks (core/sharing.h). */
     if (cpu && share_awaiting(st))
@@ -316,6 +326,19 @@ static int16_t forward_key(const mote_state *st, const qr_view *v, const uint8_t
                                                      : 0;
 }
 
+/*
+ * A child's record that arrives after ours went out would be merged into our next
+ * epoch -- where the child is counted again with its on-time record. Dropped,
+ * unless the sender is routed deeper than SCHED_MAX_DEPTH: it shares our slot
+ * (core/schedule.h), its records are always late, and they are merged an epoch
+ * late as in TinyDB 1.x (it sends nothing else that epoch to double-count).
+ */
+static uint8_t record_is_late(const mote_state *st, uint8_t slot, const mhop_header *mh)
+{
+    return st->run[slot].emitted &&
+           (mh->hopcount <= SCHED_MAX_DEPTH || mh->hopcount == MHOP_HOPCOUNT_INVALID);
+}
+
 static void on_result_for_me(mote_state *st, const mhop_header *mh, const qr_view *v,
                              const uint8_t *qr)
 {
@@ -334,7 +357,10 @@ static void on_result_for_me(mote_state *st, const mhop_header *mh, const qr_vie
     if (slot == QUERY_SLOTS)
         share_on_result(st, v->qid, mh->sourceaddr);
     if (slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD) {
-        proc_merge(st, slot, v); /* TAG: folded into our own record, not forwarded */
+        if (record_is_late(st, slot, mh))
+            st->stats.records_late++;
+        else
+            proc_merge(st, slot, v); /* TAG: folded into our own record, not forwarded */
         return;
     }
     if (verdict == ROUTING_ACCEPT && tx_result(st, qr, mh->originaddr, forward_key(st, v, qr)))

@@ -13,6 +13,7 @@ typedef struct mote_stats {
     uint32_t results_sent;       /* own tuples and records handed to the queue / UART */
     uint32_t results_forwarded;  /* children's results passed on toward the root */
     uint32_t records_merged;     /* children's aggregate records merged (TAG) */
+    uint32_t records_late;       /* children's records dropped: they came after ours went */
     uint32_t records_suppressed; /* own MIN/MAX records dropped after snooping a sibling */
     uint32_t queue_dropped;      /* radio queue: refused or trimmed (net/radioq.h) */
     uint32_t queue_merged;       /* radio queue: WINAVG merges */

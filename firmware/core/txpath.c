@@ -269,7 +269,9 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
     st->retry_pending = 1;
     if (!tuple) {
         /* A record most likely collided with a sibling's: the parent listens through the
-         * whole interval, so resend after a random pause of one or two packet times. */
+         * whole interval, so resend after a random pause of one or two packet times. One
+         * that comes after the parent's record went is dropped there (mote.c), but tells
+         * a parent that did not know of this child to listen from the next epoch on. */
         st->retry_at = now + SCHED_TX_GUARD_MS + st->hal->rand16(st->hal->ctx) % RECORD_RETRY_SPREAD_MS;
         return;
     }
