@@ -122,6 +122,19 @@ def test_select_keeps_the_tree_formed_and_tuples_flowing(
     assert delivered >= min_delivered, delivered
 
 
+def test_every_node_gets_the_query_on_a_lossy_grid() -> None:
+    # Nodes that missed parts ask their parent (core/sharing.h); on seed 1 three nodes used
+    # to lose every request to a sleeping or deaf parent and never ran the query.
+    net = Network(NetworkConfig(nodes=NODES, topology="grid", platform="mica2", seed=1))
+    net.run_for(WARMUP_MS)
+    for frame in query_frames(SELECT, 1):
+        net.uart_write(frame)
+        net.run_for(1000)
+    net.run_for(30_000)
+    idle = [node for node in range(NODES) if net.mote_stats(node)["epochs"] == 0]
+    assert not idle, idle
+
+
 def test_count_stays_bounded_and_flowing_on_a_lossy_grid() -> None:
     seen = run_query("SELECT COUNT(light) FROM sensors SAMPLE PERIOD 1s", seed=1)
     assert not seen.cycle_nodes, sorted(seen.cycle_nodes)

@@ -221,7 +221,7 @@ void tx_pump(mote_state *st)
         return;
     if (st->ctl_count) {
         ctl_packet *p = &st->ctlq[st->ctl_head];
-        uint8_t query_part = p->bytes[2] == AM_QUERY;
+        uint8_t p_am = p->bytes[2], query_part = p_am == AM_QUERY;
         if (!tx_gate(st))
             return;
         if (query_part)
@@ -233,7 +233,10 @@ void tx_pump(mote_state *st)
             st->ctl_count--;
             /* Only a part sent on the schedule opens the control tail: without one, the
              * receivers are awake anyway and relay at once, deaf to a next part. */
-            st->in_flight = query_part && any_running(st) ? TX_QUERY_PART : TX_OTHER_CONTROL;
+            if (query_part && any_running(st))
+                st->in_flight = TX_QUERY_PART;
+            else
+                st->in_flight = p_am == AM_QUERY_REQUEST ? TX_QUERY_REQUEST : TX_OTHER_CONTROL;
         }
         return;
     }
@@ -288,6 +291,8 @@ void tx_done(mote_state *st, uint8_t acked)
     st->in_flight = TX_NOTHING;
     if (kind == TX_QUERY_PART) /* the children hold on: the next part may follow */
         st->ctl_until = mote_now(st) + PARENT_AWAKE_MS;
+    else if (kind == TX_QUERY_REQUEST && !acked) /* the parent slept or was deaf: */
+        st->request_after = mote_now(st);       /* ask again when it is heard next */
     else if (kind == TX_RESULT_UNICAST || kind == TX_RESULT_BCAST)
         result_done(st, kind, acked);
     tx_pump(st);

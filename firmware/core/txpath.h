@@ -49,7 +49,8 @@ enum tx_in_flight {
     TX_RESULT_UNICAST = 1,
     TX_RESULT_BCAST = 2,
     TX_QUERY_PART = 3, /* an AM 101 broadcast: the children listening hold on after it */
-    TX_OTHER_CONTROL = 4
+    TX_OTHER_CONTROL = 4,
+    TX_QUERY_REQUEST = 5 /* an AM 104 to the parent: unacknowledged, it may be asked again */
 };
 
 /* Start the next transmission if the radio is free and something may go. */
