@@ -63,7 +63,8 @@ enum run_phase {
     PH_WAKE = 0,          /* children's interval: new epoch, sample, listen */
     PH_TRANSMIT = 1,      /* own interval (+ jitter): emit records */
     PH_WAKE_TRANSMIT = 2, /* both at the transmit time (no children to hear) */
-    PH_PARENT = 3         /* end of the parent's interval: stop waiting to hear it */
+    PH_PARENT = 3         /* end of the parent's interval: stop waiting to hear it;
+                             at the root: the epoch's end, emit its records */
 };
 
 typedef struct query_run {

@@ -192,7 +192,9 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
     st->gate_open |= (uint8_t)(1u << slot);
     st->held.waits = 0; /* a result the parent missed gets another chance in this slot */
     run->tx_until = epoch_end(run) - (uint32_t)run->slot_depth * interval;
-    if (q->has_agg)
+    /* The root's records go to the UART, where nothing collides: it takes its
+     * children's records through its whole interval and emits at the epoch's end. */
+    if (q->has_agg && st->id != MOTE_ROOT_ID)
         proc_emit(st, slot);
     if (q->status == QUERY_RUNNING &&
         ((q->num_epochs && run->epoch >= q->num_epochs) || q->epoch_units == QUERY_EPOCH_ONCE))
@@ -204,7 +206,8 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
         st->next_beacon_at = now + BEACON_PERIOD_MS;
     }
     if (st->id == MOTE_ROOT_ID) {
-        next_epoch(st, slot);
+        run->phase = PH_PARENT; /* at the root: the end of its own interval */
+        run->next_at = epoch_end(run);
         return;
     }
     share_on_transmit(st); /* the parent listens now */
@@ -215,6 +218,14 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
     st->send_until = sched_later(st->send_until, run->next_at);
     run->next_at += SCHED_TX_GUARD_MS;
     st->waiting |= (uint8_t)(1u << slot);
+}
+
+/* The root at the end of its interval: emit, and on to the next epoch. */
+static void phase_root_emit(mote_state *st, uint8_t slot)
+{
+    if (st->queries.slot[slot].has_agg)
+        proc_emit(st, slot);
+    next_epoch(st, slot);
 }
 
 static void phase_parent(mote_state *st, uint8_t slot)
@@ -247,6 +258,8 @@ void run_advance(mote_state *st, uint8_t slot, uint32_t now)
             phase_wake(st, slot);
         else if (run->phase == PH_TRANSMIT || run->phase == PH_WAKE_TRANSMIT)
             phase_transmit(st, slot, now);
+        else if (st->id == MOTE_ROOT_ID)
+            phase_root_emit(st, slot);
         else {
             /* The parent's interval passed unheard: what routing counts as a miss. */
             routing_parent_missed(&st->rt);

@@ -53,7 +53,11 @@
  *     after each tuple addressed to it or sent by it (an activity tail), so a
  *     relayed backlog flows up at radio speed instead of one slot per epoch.
  *     The root never sleeps (it is powered by the MIB510 board): children of
- *     the root send whenever they have something.
+ *     the root send whenever they have something, and the root emits its
+ *     aggregate records at the end of its interval, not at its start: they go
+ *     to the UART, where nothing collides, and every record of a depth-1 node
+ *     (a whole subtree) still in retries gets in. Other nodes must emit
+ *     inside their interval, where their parent listens.
  *   - A result stays with its sender until the parent acknowledges it (up to
  *     RESULT_MAX_TRIES sends, same multihop seqno so a lost ack does not
  *     duplicate it). A node whose result queue is full stops listening: its
