@@ -41,6 +41,23 @@ static uint32_t jitter(mote_state *st, const query_run *run)
 }
 
 /*
+ * A node that listened for children sends its records in the later half of its
+ * interval: a child's record still in retries when ours goes is dropped as late
+ * (mote.c).
+ */
+static uint32_t relay_jitter(mote_state *st, uint8_t slot)
+{
+    const query_run *run = &st->run[slot];
+    uint32_t span = sched_jitter_span(sched_interval_ms(run->epoch_ms));
+    uint32_t half = span / 2u;
+    if (!st->queries.slot[slot].has_agg)
+        return jitter(st, run); /* tuples are never late */
+    if (st->id == MOTE_ROOT_ID || span < 2u)
+        return 0u;
+    return half + st->hal->rand16(st->hal->ctx) % (span - half);
+}
+
+/*
  * First wake-up of the epoch starting at run->epoch_start (core/schedule.h):
  * for the children's interval if there are children (the root always: its
  * reading must precede its children's records, as for every parent), at the start of the own
@@ -178,7 +195,7 @@ static void phase_wake(mote_state *st, uint8_t slot)
         return;
     st->listening |= (uint8_t)(1u << slot);
     run->phase = PH_TRANSMIT;
-    run->next_at = interval_start(run, run->slot_depth) + jitter(st, run);
+    run->next_at = interval_start(run, run->slot_depth) + relay_jitter(st, slot);
 }
 
 static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)

@@ -31,6 +31,11 @@
  * Bounds 4-5 gained little more on 25 nodes and lose in-epoch aggregation. The transmit start is delayed by a random part of the
  * interval (sched_jitter_span) so a depth level does not contend at one
  * instant; the delay is folded into the transmit alarm, it costs no event.
+ * For aggregates, a node that listened for children draws it from the later
+ * half of the span: a child's record that arrives after the parent's went out
+ * is dropped (it would count the child twice in the next epoch), so a relay
+ * gives its children's resends time (COUNT +1..2 nodes of 25); leaves, and
+ * tuples, which are never late, use the whole span.
  *
  * Where motebase departs from the paper, and why:
  *   - Wake-ups are event-driven, at most one alarm each. A node with children
