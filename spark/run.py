@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from gateway.session import RegisteredQuery
     from spark.pipeline import BatchProgress
 
-DEFAULT_QUERY = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 1s"
+DEFAULT_QUERY = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 2s"
 #: Virtual time the network runs (as fast as it can) before the query, so that the
 #: routing tree has formed when the first query part arrives.
 TREE_FORMATION_MS = 30_000.0
