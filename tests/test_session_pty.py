@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from polling import poll_until, poll_while
 from scripted_mote import (
     ScriptedMote,
     TinyDBRoot,
@@ -41,25 +42,6 @@ def session(mote: ScriptedMote) -> Iterator[QuerySession]:
     s.close()
 
 
-def poll_until(session: QuerySession, count: int, timeout: float = 5.0) -> list[Row]:
-    rows: list[Row] = []
-    deadline = time.monotonic() + timeout
-    while len(rows) < count and time.monotonic() < deadline:
-        rows += session.poll(0.1)
-    return rows
-
-
-def poll_while(
-    session: QuerySession, waiting: Callable[[], bool], timeout: float = 5.0
-) -> list[Row]:
-    """Poll until ``waiting()`` turns false (the session has seen what the test sent)."""
-    rows: list[Row] = []
-    deadline = time.monotonic() + timeout
-    while waiting() and time.monotonic() < deadline:
-        rows += session.poll(0.1)
-    return rows
-
-
 def test_query_id_is_one_past_the_highest_running(session: QuerySession) -> None:
     assert session.running_query_ids() == {3, 7}
     assert session.allocate_query_id() == 8
@@ -90,7 +72,7 @@ def test_tuples_arrive_as_rows(session: QuerySession, mote: ScriptedMote) -> Non
     mote.send(tuple_packet(qid, 1, 5, [5, None], LIGHT_TYPES))
     mote.send(tuple_packet(qid + 1, 1, 5, [5, 1], LIGHT_TYPES))  # another query's result
     rows = poll_until(session, 2)
-    rows += poll_while(session, lambda: session.assembler.stats.unknown_query < 1)
+    rows += poll_while(session, lambda _: session.assembler.stats.unknown_query < 1)
     assert [(r.node_id, r.columns) for r in rows if isinstance(r, Reading)] == [
         (4, {"nodeid": 4, "light": 310}),
         (5, {"nodeid": 5, "light": None}),
@@ -232,7 +214,7 @@ def test_results_of_the_wrong_kind_are_not_rows(session: QuerySession, mote: Scr
     mote.send(tuple_packet(qid, 1, 4, [310], [4]))  # a tuple: an older query's
     mote.send(tuple_packet(qid, 1, 4, [4, 310], LIGHT_TYPES))  # ... with more fields than ours
     mote.send(aggregate_packet(qid, 1, 0, 0, bytes.fromhex("0900 0400")))
-    rows = poll_while(session, lambda: session.assembler.stats.aggregate_records < 1)
+    rows = poll_while(session, lambda _: session.assembler.stats.aggregate_records < 1)
     rows += session.finish()
     assert [r.columns for r in rows] == [{"MAX(light)": 9}]
     assert session.counters.mismatched == 1

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+from polling import poll_while
 from scripted_mote import ScriptedMote, TinyDBRoot, aggregate_packet, tuple_packet
 
 from gateway.assembly import Row
@@ -40,15 +40,6 @@ def poll_until_reconnected(session: QuerySession, events: LinkEvents) -> list[Ro
     while not events.reconnected.is_set() and time.monotonic() < deadline:
         rows += session.poll(0.05)
     assert events.reconnected.is_set(), "the link was not reopened"
-    return rows
-
-
-def poll_while(session: QuerySession, waiting: Callable[[list[Row]], bool]) -> list[Row]:
-    """Poll until ``waiting(rows so far)`` turns false (or a generous deadline passes)."""
-    rows: list[Row] = []
-    deadline = time.monotonic() + 10
-    while waiting(rows) and time.monotonic() < deadline:
-        rows += session.poll(0.05)
     return rows
 
 

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from polling import poll_until
 from scripted_mote import ScriptedMote, TinyDBRoot, aggregate_packet, query_parts, tuple_packet
 
-from gateway.assembly import Reading, Row
+from gateway.assembly import Reading
 from gateway.plan import compile_query
 from gateway.protocol import AmType
 from gateway.session import QuerySession, SessionConfig
@@ -41,14 +42,6 @@ def wait_clients(forwarder: SerialForwarder, count: int) -> None:
     while forwarder.client_count != count and time.monotonic() < deadline:
         time.sleep(0.01)
     assert forwarder.client_count == count
-
-
-def poll_until(session: QuerySession, count: int, timeout: float = 5.0) -> list[Row]:
-    rows: list[Row] = []
-    deadline = time.monotonic() + timeout
-    while len(rows) < count and time.monotonic() < deadline:
-        rows += session.poll(0.1)
-    return rows
 
 
 def test_full_session_through_serial_forwarder(
