@@ -23,11 +23,10 @@ from gateway.protocol.tos import AmType
 UINT16 = 4
 WARMUP_MS = 30_000  # routing tree forms before the query arrives
 EPOCHS = 14
-# The query floods one level per epoch (slotted schedule), so the first epochs are partial;
-# on a 5 x 5 grid (depth <= 4) every node runs it from epoch 6 on, and the firmware's
-# aggregates settle one epoch later (joining nodes can be counted twice in epochs 5-6 for
-# most seeds).
-STEADY = range(7, EPOCHS)
+# The root starts epoch 1 a start delay (4 s) after the query is complete, so the query has
+# reached every node when epoch 1 begins (firmware/core/schedule.h): every epoch is whole.
+# The runs last EPOCHS seconds, so epochs 1..8 are complete with time to spare.
+STEADY = range(1, 9)
 N = 25
 
 
@@ -54,7 +53,7 @@ def test_select_over_a_pty_yields_every_node_every_epoch_with_trace_values() -> 
     # node i reads i*1000, i*1000+1, ... one sample per read. Default grid radio range: the
     # root (a corner) hears only its 3 nearest nodes, so the other 21 tuples of every epoch
     # are relayed, the depth-1 nodes carrying up to ~10 each -- more than one slot interval
-    # (62 ms at 1 s) and more than the 5-entry queue hold at once.
+    # (125 ms at 1 s) carries, and more than their 8-entry queues hold at once.
     rows = np.arange(N)[:, None] * 1000 + np.arange(200)[None, :]
     net = _net(sensors={"light": Trace(values=rows)})
     depth = net.routing().depth
@@ -83,9 +82,9 @@ def test_select_over_a_pty_yields_every_node_every_epoch_with_trace_values() -> 
         by_epoch[r["epoch"]].append((node, light))
     assert sorted(by_epoch) == list(STEADY)
     for epoch, tuples in by_epoch.items():
-        assert sorted(n for n, _ in tuples) == list(range(1, N)), epoch  # each exactly once
+        assert sorted(n for n, _ in tuples) == list(range(N)), epoch  # each exactly once
     # one sample per epoch: consecutive epochs read consecutive trace samples
-    for node in range(1, N):
+    for node in range(N):
         series = sorted((e, light) for e, ts in by_epoch.items() for n, light in ts if n == node)
         offsets = {light % 1000 - e for e, light in series}
         assert len(offsets) == 1, (node, series)

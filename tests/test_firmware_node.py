@@ -8,6 +8,7 @@ encoders against the construct layouts byte for byte.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,7 @@ from gateway.protocol import (
     build_query_result,
     build_status,
     build_tos_packet,
+    decode_state,
     encode_state,
     frame_packet_ack,
     parse_mhop,
@@ -36,6 +38,8 @@ from gateway.protocol import (
     parse_status,
     parse_tos_packet,
 )
+from gateway.protocol.aggregates import WINDOWED
+from gateway.protocol.motebase import add_trailer
 from gateway.protocol.result import WireType
 from gateway.protocol.tos import BCAST_ADDR, DEFAULT_GROUP, UART_ADDR, AmType
 
@@ -157,11 +161,14 @@ class TinyNet:
         lib.mote_on_radio_rx(self.nodes[node].state, packet, len(packet))
 
     def install(self, messages: Sequence[bytes]) -> None:
-        """PC -> root over the UART, and the child hearing the root's rebroadcast at once,
-        so both start the query at the same epoch boundary."""
+        """PC -> root over the UART, the child hearing the root's rebroadcasts, then on to
+        the start of epoch 1, which the root sets a few seconds ahead (core/schedule.h)."""
+        qid = messages[0][0]
         for msg in messages:
             self.uart_in(AmType.QUERY, msg)
-            self.radio_in(1, AmType.QUERY, msg[:1] + b"\x00\x00" + msg[3:])
+        start = lib.mote_query_start(self.nodes[0].state, qid)
+        assert start > self.now
+        self.run_until(start)
 
     def results(self) -> list[tuple[dict[str, Any], dict[str, Any], bytes]]:
         out = []
@@ -195,7 +202,16 @@ def field_msg(qid: int, nf: int, ne: int, idx: int, name: str, **hdr: Any) -> by
     )
 
 
-def expr_msg(qid: int, nf: int, ne: int, idx: int, ex: dict[str, Any], op_type: int) -> bytes:
+def expr_msg(
+    qid: int,
+    nf: int,
+    ne: int,
+    idx: int,
+    ex: dict[str, Any],
+    op_type: int,
+    field_op: int = 0,
+    field_const: int = 0,
+) -> bytes:
     return build_query_message(
         {
             "qid": qid,
@@ -208,15 +224,17 @@ def expr_msg(qid: int, nf: int, ne: int, idx: int, ex: dict[str, Any], op_type: 
                 "opFlags": {"success": False, "isStringExp": False, "opType": op_type},
                 "idx": 0,
                 "ex": ex,
-                "fieldOp": 0,
-                "fieldConst": 0,
+                "fieldOp": field_op,
+                "fieldConst": field_const,
                 "opState": 0,
             },
         }
     )
 
 
-def agg_query(qid: int, op: AggOp, args: Sequence[int] = ()) -> list[bytes]:
+def agg_query(
+    qid: int, op: AggOp, args: Sequence[int] = (), field_op: int = 0, field_const: int = 0
+) -> list[bytes]:
     ex: dict[str, Any] = {
         "field": 0,
         "groupingField": NO_GROUP,
@@ -228,7 +246,10 @@ def agg_query(qid: int, op: AggOp, args: Sequence[int] = ()) -> list[bytes]:
     if args:
         ex["args"] = [*args, 0, 0, 0, 0][:4]
         op_type = ExprOpType.TEMP_AGG
-    return [field_msg(qid, 1, 1, 0, "light"), expr_msg(qid, 1, 1, 0, ex, op_type)]
+    return [
+        field_msg(qid, 1, 1, 0, "light"),
+        expr_msg(qid, 1, 1, 0, ex, op_type, field_op, field_const),
+    ]
 
 
 @pytest.fixture
@@ -353,6 +374,311 @@ def test_every_aggregate_reaches_the_uart_byte_exact(
         stamp = int.from_bytes(parsed["timeSyncData"][1:], "little")
         assert stamp % 1000 == 0
     assert net.stats(0).records_merged == 4
+
+
+# --- the wide (motebase, 32-bit) layout --------------------------------------------------
+
+TIMES = 1  # fieldOp *
+ROOT_LIGHT, CHILD_LIGHT = 800, 700  # light * 100: 80,000 and 70,000, past int16
+
+
+def wide_net() -> TinyNet:
+    net = TinyNet()
+    net.nodes[0].sensors[lib.ATTR_LIGHT] = ROOT_LIGHT
+    net.nodes[1].sensors[lib.ATTR_LIGHT] = CHILD_LIGHT
+    net.run_until(20_000)
+    assert lib.mote_parent(net.nodes[1].state) == 0
+    return net
+
+
+def install_wide(net: TinyNet, messages: Sequence[bytes], qid: int) -> None:
+    """Install on both nodes in the wide layout: the parts carry motebase's trailer with
+    its flag, as the gateway sends them to a motebase root (protocol/motebase.py)."""
+    net.install([add_trailer(msg, wide=True) for msg in messages])
+    for node in net.nodes:
+        assert lib.mote_query_status(node.state, qid) == 2  # running
+
+
+def expected_wide_state(op: AggOp, epoch: int) -> dict[str, Any]:
+    """Root (80,000, id 0) merged with its child (70,000, id 1); windows 3 / 1."""
+    n = min(epoch, 3)
+    total = (ROOT_LIGHT + CHILD_LIGHT) * 100
+    return {
+        AggOp.SUM: {"value": total},
+        AggOp.MIN: {"value": CHILD_LIGHT * 100, "id": 1},
+        AggOp.MAX: {"value": ROOT_LIGHT * 100, "id": 0},
+        AggOp.CNT: {"count": 2},
+        AggOp.AVG: {"sum": total, "count": 2},
+        AggOp.EXPAVG: {"sum": total, "count": 2},  # the epoch's own parts; the gateway smooths
+        AggOp.WINSUM: {"value": total * n},
+        AggOp.WINMIN: {"value": CHILD_LIGHT * 100, "id": 1},
+        AggOp.WINMAX: {"value": ROOT_LIGHT * 100, "id": 0},
+        AggOp.WINCNT: {"count": 2 * n},
+        AggOp.WINAVG: {"sum": total * n, "count": 2 * n},
+    }[op]
+
+
+@pytest.mark.parametrize(("op", "args"), AGGREGATES, ids=[a.name for a, _ in AGGREGATES])
+def test_every_wide_aggregate_reaches_the_uart_byte_exact(op: AggOp, args: tuple[int, ...]) -> None:
+    net = wide_net()
+    install_wide(net, agg_query(3, op, args, TIMES, 100), 3)
+    net.run_until(net.now + 4500)
+    results = net.results()
+    assert [r[2][2] for r in results] == [1, 2, 3, 4]
+    for _header, _mhop, payload in results:
+        parsed = parse_query_result(payload)
+        epoch = parsed["epoch"]
+        state = encode_state(op, expected_wide_state(op, epoch), args, wide=True)
+        assert len(state) == {AggOp.MIN: 6, AggOp.MAX: 6, AggOp.WINMIN: 6, AggOp.WINMAX: 6}.get(
+            op, 8 if op in (AggOp.AVG, AggOp.EXPAVG, AggOp.WINAVG) else 4
+        )
+        want = build_query_result(
+            {
+                "qid": 3,
+                "epoch": epoch,
+                "qrType": QrType.AGG_SINGLE_FIELD,
+                "timeSyncData": parsed["timeSyncData"],
+                "d": {"groupNo": 0, "exprIdx": 0, "state": state},
+            }
+        )
+        assert payload == want
+    assert net.stats(0).records_merged == 4
+
+
+def test_the_narrow_layout_wraps_where_the_wide_one_does_not(net: TinyNet) -> None:
+    net.nodes[0].sensors[lib.ATTR_LIGHT] = ROOT_LIGHT
+    net.nodes[1].sensors[lib.ATTR_LIGHT] = CHILD_LIGHT
+    net.install(agg_query(3, AggOp.SUM, (), TIMES, 100))
+    net.run_until(net.now + 2500)
+    results = net.results()
+    assert len(results) >= 2
+    for _header, _mhop, payload in results:
+        state = parse_query_result(payload)["d"]["state"]
+        # TinyDB: 800 * 100 wraps to 14,464 and 700 * 100 to 4,464; their sum fits
+        assert decode_state(AggOp.SUM, state) == {"value": 14464 + 4464, "id": 0}
+
+
+def wide_records(net: TinyNet, op: AggOp) -> list[tuple[int, dict[str, Any]]]:
+    out = []
+    for _header, _mhop, payload in net.results():
+        parsed = parse_query_result(payload)
+        out.append((parsed["epoch"], decode_state(op, parsed["d"]["state"], wide=True)))
+    return out
+
+
+def test_wide_window_ages_out_epochs_whose_where_failed() -> None:
+    """WINSUM(3, 1, light * 100) WHERE light * 100 > 30000 (false for 14,464 in 16 bits):
+    once the readings stop passing, the window reports what its last 3 epochs hold, then
+    nothing."""
+    net = wide_net()
+    sel = {"field": 0, "op": SelOp.GT, "value": 30000}
+    agg = {"field": 0, "groupingField": NO_GROUP, "groupFieldOp": 0, "groupFieldConst": 0}
+    parts = [
+        field_msg(4, 1, 2, 0, "light"),
+        expr_msg(4, 1, 2, 0, sel, ExprOpType.SEL, TIMES, 100),
+        expr_msg(
+            4,
+            1,
+            2,
+            1,
+            agg | {"op": int(AggOp.WINSUM), "args": [3, 1, 0, 0]},
+            ExprOpType.TEMP_AGG,
+            TIMES,
+            100,
+        ),
+    ]
+    install_wide(net, parts, 4)
+    # both nodes sample late in the epoch (their intervals end it): change the lights just
+    # after an epoch boundary, before either samples the new epoch
+    net.run_until((net.now // 1000 + 4) * 1000 + 1)
+    net.nodes[0].sensors[lib.ATTR_LIGHT] = 200  # 20,000: fails the WHERE
+    net.nodes[1].sensors[lib.ATTR_LIGHT] = 100
+    net.run_until(net.now + 6000)
+    records = wide_records(net, AggOp.WINSUM)
+    epochs = [e for e, _ in records]
+    last = epochs[-1] - 2  # the last epoch with readings
+    assert last >= 3 and epochs == list(range(1, last + 3))
+    total = (ROOT_LIGHT + CHILD_LIGHT) * 100
+    want = [total * min(e, 3) for e in range(1, last + 1)] + [total * 2, total]
+    assert [r["value"] for _, r in records] == want
+
+
+def test_wide_window_with_a_slide_longer_than_the_window() -> None:
+    """WINAVG(1, 2): every second epoch, over that epoch alone."""
+    net = wide_net()
+    install_wide(net, agg_query(5, AggOp.WINAVG, (1, 2), TIMES, 100), 5)
+    net.run_until(net.now + 6500)
+    records = wide_records(net, AggOp.WINAVG)
+    assert [e for e, _ in records] == [2, 4, 6]
+    total = (ROOT_LIGHT + CHILD_LIGHT) * 100
+    assert all(r == {"sum": total, "count": 2} for _, r in records)
+
+
+class TreeNet(TinyNet):
+    """Nodes in radio range only along ``links``; records what each node's evaluation read
+    (``hal.observe``), from which a reference computes what the root must report."""
+
+    def __init__(self, size: int, links: set[tuple[int, int]]) -> None:
+        self.links = links | {(b, a) for a, b in links}
+        self.observed: list[tuple[int, int, int, bool, list[int]]] = []
+        self.now = 0
+        self.rng = 1
+        self.nodes = [Node(i) for i in range(size)]
+        self.deframer = Deframer()
+        self.uart_frames = []
+        self._keep = []
+        for node in self.nodes:
+            self._wire(node)
+        for node in self.nodes:
+            lib.mote_init(node.state, node.ident, node.hal)
+
+    def _wire(self, node: Node) -> None:
+        super()._wire(node)
+        observe = ffi.callback("void(void *, const mote_observation *)", self._observe)
+        node.hal.observe = observe
+        self._keep.append(observe)
+
+    def _observe(self, ctx: Any, obs: Any) -> None:
+        if obs.kind == lib.MOTE_OBS_SAMPLED:
+            values = [obs.values[i] for i in range(obs.n_fields)]
+            self.observed.append((self._node(ctx).ident, obs.qid, obs.epoch, obs.status, values))
+
+    def run_until(self, until: int) -> None:
+        while True:
+            times = [n.alarm for n in self.nodes if n.alarm is not None]
+            times += [n.outgoing[0] for n in self.nodes if n.outgoing is not None]
+            nxt = min(times, default=until + 1)
+            if nxt > until:
+                self.now = until
+                return
+            self.now = max(self.now, nxt)
+            for node in self.nodes:
+                if node.outgoing is not None and node.outgoing[0] <= self.now:
+                    _, packet = node.outgoing
+                    node.outgoing = None
+                    to = packet[0] | packet[1] << 8
+                    heard = False
+                    for other in self.nodes:
+                        if other.radio_on and (node.ident, other.ident) in self.links:
+                            lib.mote_on_radio_rx(other.state, packet, len(packet))
+                            heard = heard or other.ident == to
+                    lib.mote_on_send_done(node.state, int(heard or to == BCAST_ADDR))
+            for node in self.nodes:
+                if node.alarm is not None and node.alarm <= self.now:
+                    node.alarm = None
+                    lib.mote_on_alarm(node.state)
+
+
+def _reference(
+    op: AggOp, args: Sequence[int], readings: dict[int, dict[int, tuple[int, int]]], epoch: int
+) -> dict[int, dict[str, Any]]:
+    """What the root reports at `epoch`, per group: the readings (node -> (group, value)) of
+    that epoch, or of epochs epoch-w+1 .. epoch for a window that reports at it."""
+    window, slide = (args[0], args[1]) if op in WINDOWED else (1, 1)
+    if epoch % slide:
+        return {}
+    out: dict[int, dict[str, Any]] = {}
+    for group in (1, 2):
+        values = [
+            value
+            for e in range(epoch - window + 1, epoch + 1)
+            for g, value in readings.get(e, {}).values()
+            if g == group
+        ]
+        if not values:
+            continue
+        base = {
+            AggOp.WINSUM: AggOp.SUM,
+            AggOp.WINMIN: AggOp.MIN,
+            AggOp.WINMAX: AggOp.MAX,
+            AggOp.WINCNT: AggOp.CNT,
+            AggOp.WINAVG: AggOp.AVG,
+            AggOp.EXPAVG: AggOp.AVG,
+        }.get(op, op)
+        out[group] = {
+            AggOp.SUM: {"value": sum(values)},
+            AggOp.CNT: {"count": len(values)},
+            AggOp.AVG: {"sum": sum(values), "count": len(values)},
+            AggOp.MIN: {"value": min(values)},
+            AggOp.MAX: {"value": max(values)},
+        }[base]
+    return out
+
+
+TREE_AGGREGATES: list[tuple[AggOp, tuple[int, ...]]] = [
+    *((op, ()) for op in (AggOp.SUM, AggOp.MIN, AggOp.MAX, AggOp.CNT, AggOp.AVG)),
+    (AggOp.EXPAVG, (14,)),
+    (AggOp.WINSUM, (3, 1)),
+    (AggOp.WINAVG, (4, 2)),
+    (AggOp.WINMIN, (2, 3)),
+    (AggOp.WINMAX, (5, 5)),
+    (AggOp.WINCNT, (6, 2)),
+]
+
+
+@pytest.mark.parametrize(
+    ("op", "args"), TREE_AGGREGATES, ids=[f"{a.name}{list(g)}" for a, g in TREE_AGGREGATES]
+)
+def test_wide_aggregates_over_a_tree_match_what_the_nodes_read(
+    op: AggOp, args: tuple[int, ...]
+) -> None:
+    """SELECT op(light * 100) WHERE light * 100 > 30000 GROUP BY temp on the tree
+    0-1-2-3, 1-4, readings (up to 100,000) drawn at random every epoch: the root's records
+    are exactly the aggregate of what the nodes read (hal.observe), epoch by epoch."""
+    rnd = random.Random(int(op) * 31 + sum(args))
+    net = TreeNet(5, {(0, 1), (1, 2), (2, 3), (1, 4)})
+    net.run_until(30_000)
+    assert [lib.mote_depth(n.state) for n in net.nodes] == [0, 1, 2, 3, 2]
+    sel = {"field": 0, "op": SelOp.GT, "value": 30000}
+    agg: dict[str, Any] = {"field": 0, "groupingField": 1, "groupFieldOp": 0}
+    agg |= {"groupFieldConst": 0, "op": int(op)}
+    kind = ExprOpType.AGG
+    if args:
+        agg["args"] = [*args, 0, 0, 0, 0][:4]
+        kind = ExprOpType.TEMP_AGG
+    parts = [
+        field_msg(7, 2, 2, 0, "light"),
+        field_msg(7, 2, 2, 1, "temp"),
+        expr_msg(7, 2, 2, 0, sel, ExprOpType.SEL, TIMES, 100),
+        expr_msg(7, 2, 2, 1, agg, kind, TIMES, 100),
+    ]
+    for msg in parts:  # the wide layout: motebase's trailer with its flag
+        net.uart_in(AmType.QUERY, add_trailer(msg, wide=True))
+    net.run_until(net.now + 3000)  # the parts travel down the chain
+    for _ in range(30):  # new readings just after each epoch boundary, before any node samples
+        net.run_until((net.now // 1000 + 1) * 1000 + 1)
+        for node in net.nodes:
+            node.sensors[lib.ATTR_LIGHT] = rnd.choice([100, 250, 310, 700, 800, 1000])
+            node.sensors[lib.ATTR_TEMP] = rnd.choice([1, 2])
+    readings: dict[int, dict[int, tuple[int, int]]] = {}
+    for node_id, qid, epoch, passed, values in net.observed:
+        if qid == 7 and passed:
+            assert node_id not in readings.setdefault(epoch, {})
+            readings[epoch][node_id] = (values[1], values[0] * 100)
+    got: dict[int, dict[int, dict[str, Any]]] = {}
+    for _header, _mhop, payload in net.results():
+        parsed = parse_query_result(payload)
+        state = decode_state(op, parsed["d"]["state"], args, wide=True)
+        got.setdefault(parsed["epoch"], {})[parsed["d"]["groupNo"]] = state
+    last = max(got)
+    compared = 0
+    for epoch in range(1, last + 1):
+        want = _reference(op, args, readings, epoch)
+        have = got.get(epoch, {})
+        assert sorted(have) == sorted(want), epoch
+        for group, state in have.items():
+            if "id" in state:  # MIN/MAX: a node that read that value in the window
+                holder = state.pop("id")
+                window = args[0] if args else 1
+                assert any(
+                    readings.get(e, {}).get(holder) == (group, state["value"])
+                    for e in range(epoch - window + 1, epoch + 1)
+                )
+            assert state == want[group], (epoch, group)
+            compared += 1
+    assert compared >= 10
+    if op not in (AggOp.CNT, AggOp.WINCNT):  # values past TinyDB's int16 went through
+        assert any(v > 0x7FFF for s in got.values() for st in s.values() for v in st.values())
 
 
 def test_tuples_from_the_child_are_forwarded_byte_exact(net: TinyNet) -> None:

@@ -57,7 +57,7 @@ def nodes_heard(session: QuerySession, qids: list[int]) -> dict[int, set[int]]:
     """Poll until every node has sent a tuple of every query in ``qids`` (or time runs out)."""
     heard: dict[int, set[int]] = {qid: set() for qid in qids}
     deadline = time.monotonic() + SPREAD_S
-    everyone = set(range(1, NODES))
+    everyone = set(range(NODES))  # the root reports its own tuple too
     while time.monotonic() < deadline and any(heard[q] != everyone for q in qids):
         for row in session.poll(0.2):
             if isinstance(row, Reading) and row.query_id in heard:
@@ -70,32 +70,32 @@ def test_a_second_query_reaches_every_node_while_the_first_runs(
     session: QuerySession,
 ) -> None:
     first = start(session, SQL)
-    assert nodes_heard(session, [first])[first] == set(range(1, NODES))
+    assert nodes_heard(session, [first])[first] == set(range(NODES))
     second = start(session, SQL_TEMP)
     assert second != first  # the root reports the first one running
     heard = nodes_heard(session, [first, second])
-    assert heard == {first: set(range(1, NODES)), second: set(range(1, NODES))}
+    assert heard == {first: set(range(NODES)), second: set(range(NODES))}
 
 
 def test_a_query_after_a_stop_reuses_the_id_and_reaches_every_node(pty_path: str) -> None:
     with connect(pty_path) as session:  # `mote query ... --epochs N`: runs, then stops
         first = start(session, SQL)
-        assert nodes_heard(session, [first])[first] == set(range(1, NODES))
+        assert nodes_heard(session, [first])[first] == set(range(NODES))
         session.stop_query(first)
     with connect(pty_path) as session:  # the next `mote query`
         # Nothing runs any more, so once the old results have ceased the gateway takes
         # the same id again (TinyDB's rule). Here it is reused at once (`--qid`), while
         # the motes still remember it as stopped and some still drain the old query.
         reused = start(session, SQL_TEMP, qid=first)
-        assert nodes_heard(session, [reused])[reused] == set(range(1, NODES))
+        assert nodes_heard(session, [reused])[reused] == set(range(NODES))
         session.stop_query(reused)
         fresh = start(session, SQL, qid=reused + 1)  # `--qid`: an id never used
-        assert nodes_heard(session, [fresh])[fresh] == set(range(1, NODES))
+        assert nodes_heard(session, [fresh])[fresh] == set(range(NODES))
 
 
 def test_four_queries_at_once(session: QuerySession) -> None:
     qids = [start(session, SQL if k % 2 else SQL_TEMP) for k in range(4)]
     assert len(set(qids)) == 4
     heard = nodes_heard(session, qids)
-    assert heard == {qid: set(range(1, NODES)) for qid in qids}
+    assert heard == {qid: set(range(NODES)) for qid in qids}
     assert set(qids) <= session.running_query_ids(wait_s=0.5)

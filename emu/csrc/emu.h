@@ -80,4 +80,15 @@ void *emu_net_mote(emu_net *net, uint32_t node);
  * (0xFFFF / 0xFF: no route; the root's parent is the UART address). */
 void emu_net_routing(emu_net *net, uint16_t *parent, uint8_t *depth);
 
+/*
+ * Ground-truth observations (observations.h): off by default. While on, every
+ * hal.observe report of every node is kept until cleared; Python drains them
+ * between run slices.
+ */
+void emu_net_record_observations(emu_net *net, int on);
+uint32_t emu_net_observation_count(const emu_net *net);
+const emu_observation *emu_net_observations(const emu_net *net);
+void emu_net_clear_observations(emu_net *net);
+uint64_t emu_net_observations_lost(const emu_net *net);
+
 #endif /* EMU_EMU_H */

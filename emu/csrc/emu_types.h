@@ -45,4 +45,18 @@ enum emu_counter {
     EMU_N_COUNTERS = 9
 };
 
+/* One hal.observe report (firmware/hal/hal.h) of one node, time-stamped. */
+#define EMU_OBS_VALUES 16
+typedef struct emu_observation {
+    uint64_t t_us;
+    uint32_t node;
+    uint16_t epoch;
+    uint8_t kind;     /* enum mote_obs_kind */
+    uint8_t qid;
+    uint8_t status;
+    uint8_t n_fields;
+    uint16_t have;
+    int32_t values[EMU_OBS_VALUES];
+} emu_observation;
+
 #endif /* EMU_TYPES_H */

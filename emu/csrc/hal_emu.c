@@ -79,6 +79,11 @@ static void hal_power(void *ctx, uint8_t part, uint8_t on)
     }
 }
 
+static void hal_radio_acks(void *ctx, uint8_t on)
+{
+    medium_set_acking(&net_of(ctx)->medium, id_of(ctx), on);
+}
+
 static void hal_leds(void *ctx, uint8_t bits)
 {
     net_of(ctx)->leds[id_of(ctx)] = bits;
@@ -87,6 +92,12 @@ static void hal_leds(void *ctx, uint8_t bits)
 static uint16_t hal_rand16(void *ctx)
 {
     return (uint16_t)(emu_rng_next(&net_of(ctx)->node_rng[id_of(ctx)]) >> 48);
+}
+
+static void hal_observe(void *ctx, const mote_observation *obs)
+{
+    emu_net *net = net_of(ctx);
+    observations_add(&net->obs, net->now_us, id_of(ctx), obs);
 }
 
 void emu_hal_bind(emu_node *node, emu_net *net, uint32_t id)
@@ -100,6 +111,13 @@ void emu_hal_bind(emu_node *node, emu_net *net, uint32_t id)
     node->hal.uart_send = hal_uart_send;
     node->hal.sensor_read = hal_sensor_read;
     node->hal.power = hal_power;
+    node->hal.radio_acks = hal_radio_acks;
     node->hal.leds = hal_leds;
     node->hal.rand16 = hal_rand16;
+    node->hal.observe = net->obs.on ? hal_observe : NULL;
+}
+
+void emu_hal_observe(emu_node *node, int on)
+{
+    node->hal.observe = on ? hal_observe : NULL;
 }

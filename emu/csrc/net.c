@@ -124,6 +124,7 @@ void emu_net_free(emu_net *net)
     medium_free(&net->medium);
     energy_free(&net->energy);
     sensors_free(&net->sensors);
+    observations_free(&net->obs);
     bytefifo_free(&net->uart_out);
     free(net->motes);
     free(net->nodes);
@@ -293,3 +294,15 @@ void emu_net_routing(emu_net *net, uint16_t *parent, uint8_t *depth)
         depth[i] = mote_depth(emu_mote(net, i));
     }
 }
+
+void emu_net_record_observations(emu_net *net, int on)
+{
+    uint32_t i;
+    net->obs.on = (uint8_t)(on != 0);
+    for (i = 0; i < net->cfg.n_nodes; i++)
+        emu_hal_observe(&net->nodes[i], net->obs.on);
+}
+uint32_t emu_net_observation_count(const emu_net *net) { return net->obs.count; }
+const emu_observation *emu_net_observations(const emu_net *net) { return net->obs.rec; }
+void emu_net_clear_observations(emu_net *net) { observations_clear(&net->obs); }
+uint64_t emu_net_observations_lost(const emu_net *net) { return net->obs.lost; }

@@ -14,6 +14,7 @@
 #include "evq.h"
 #include "firmware/core/mote.h"
 #include "medium.h"
+#include "observations.h"
 #include "rng.h"
 #include "sensors.h"
 
@@ -34,6 +35,7 @@ struct emu_net {
     emu_medium medium;
     emu_energy energy;
     emu_sensors sensors;
+    emu_observations obs;
     bytefifo uart_out;
     uint8_t *motes; /* n x mote_stride bytes */
     size_t mote_stride;
@@ -66,5 +68,7 @@ void emu_attrs_default_costs(emu_sensors *s);
 
 /* hal_emu.c */
 void emu_hal_bind(emu_node *node, emu_net *net, uint32_t id);
+/* Connect (or not) the node's hal.observe to net->obs: no call at all while off. */
+void emu_hal_observe(emu_node *node, int on);
 
 #endif /* EMU_NET_PRIV_H */

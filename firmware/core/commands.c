@@ -1,7 +1,10 @@
 #include "commands.h"
 
 #include "../net/le16.h"
+#include "querymsg.h"
 #include "runs.h"
+#include "schedule.h"
+#include "stops.h"
 #include "txpath.h"
 
 #define CMD_ALL_NODES 0xFFFFu
@@ -27,14 +30,17 @@ static uint8_t name_is(const uint8_t *name, const char *want)
     return name[i] == 0;
 }
 
-uint8_t cmd_set_rate(mote_state *st, uint8_t qid, int16_t units)
+/*
+ * `setrate` changes what RATE changes, the same way: epochs must stay numbered
+ * alike on every node, so the root rebases and sends RATE down the wave
+ * (core/querymsg.h); the other nodes only check the command and wait for that.
+ */
+static uint8_t set_rate(mote_state *st, uint8_t qid, int16_t units)
 {
     uint8_t slot = qtable_find(&st->queries, qid);
-    if (slot == QUERY_SLOTS || units <= 0 || st->queries.slot[slot].status < QUERY_RUNNING)
+    if (slot == QUERY_SLOTS || units <= 0 || st->queries.slot[slot].status != QUERY_RUNNING)
         return 0;
-    st->queries.slot[slot].epoch_units = units;
-    run_retime(st, slot);
-    return 1;
+    return st->id == MOTE_ROOT_ID ? qmsg_set_rate(st, qid, units) : 1u;
 }
 
 static void reset_node(mote_state *st)
@@ -70,7 +76,7 @@ static uint8_t execute(mote_state *st, const uint8_t *name, const uint8_t *p, ui
         if (left < 3)
             return 0;
         u = le16_get(p + 1);
-        return u < 0x8000u && cmd_set_rate(st, p[0], (int16_t)u);
+        return u < 0x8000u && set_rate(st, p[0], (int16_t)u);
     }
     if (name_is(name, "qpolicy")) {
         /* the string must be terminated inside the message */
@@ -104,6 +110,8 @@ void cmd_receive(mote_state *st, const uint8_t *data, uint8_t len)
     }
     if (!seq_is_new(st, data[2]))
         return;
+    /* A command travels the down wave (core/schedule.h): more may follow. */
+    st->ctl_hold_until = sched_later(st->ctl_hold_until, mote_now(st) + CTL_AWAKE_MS);
     tx_control(st, TOS_BCAST_ADDR, AM_COMMAND, data, len);
     target = le16_get(data);
     if (target != CMD_ALL_NODES && target != st->id)
@@ -112,6 +120,18 @@ void cmd_receive(mote_state *st, const uint8_t *data, uint8_t len)
         st->stats.commands_executed++;
     else
         st->stats.commands_unknown++;
+}
+
+/* The motebase extension after the StatusMessage (commands.h): who we are, and
+ * the ids that are not running but whose results may still be about. */
+static void status_extension(const mote_state *st, uint8_t *ext)
+{
+    ext[0] = 'm';
+    ext[1] = 'b';
+    ext[2] = STATUS_EXT_VERSION;
+    ext[3] = STATUS_CAP_WIDE_STATES | STATUS_CAP_EPOCH_BASE;
+    /* Every stopped or draining query is in the stop memory (core/stops.h). */
+    ext[4] = stops_list(st, ext + 5, STATUS_MAX_BUSY);
 }
 
 void status_receive(mote_state *st, const uint8_t *data, uint8_t len, uint8_t from_uart)
@@ -126,6 +146,7 @@ void status_receive(mote_state *st, const uint8_t *data, uint8_t len, uint8_t fr
         if (st->queries.slot[i].status == QUERY_RUNNING)
             reply[2 + n++] = st->queries.slot[i].qid;
     reply[1] = n;
+    status_extension(st, reply + STATUS_LEN);
     /* TinyDB sends every TinyDB message with the full 49-byte payload. */
     if (from_uart || st->id == MOTE_ROOT_ID)
         tx_uart(st, AM_STATUS, reply, TOS_DATA_LENGTH);

@@ -47,5 +47,8 @@ uint8_t mote_power_state(const mote_state *st); /* 1 if CPU and radio are on */
 void mote_get_stats(const mote_state *st, mote_stats *out);
 uint8_t mote_query_status(const mote_state *st, uint8_t qid);
 uint16_t mote_query_epoch(const mote_state *st, uint8_t qid);
+/* Logical time at which epoch 1 of query qid starts here (core/schedule.h), 0 if
+ * the node does not hold the query or knows no epoch base for it yet. */
+uint32_t mote_query_start(const mote_state *st, uint8_t qid);
 
 #endif /* MOTE_CORE_MOTE_H */

@@ -37,6 +37,7 @@
 #define DRAIN_EPOCHS 2u          /* epochs a stopped query keeps merging children */
 #define TIME_SYNC_TOLERANCE_MS 16u /* smaller differences are radio latency, not skew */
 #define BEACON_PERIOD_MS 4096u
+#define BEACON_TRIGGER_SPREAD_MS 128u /* a route change is announced within this */
 #define SEND_RETRY_MS 8u
 /* The activity tail (core/schedule.h): a parent listens this long after a tuple
  * for it; > SCHED_TX_GUARD_MS, so a child's next send, started at once, lands. */
@@ -44,11 +45,19 @@
 /* How long an acknowledgement or an overheard packet vouches for the parent
  * listening: a send started within it ends inside the parent's hold. */
 #define PARENT_AWAKE_MS (ACTIVITY_HOLD_MS - SCHED_TX_GUARD_MS)
+/* A node that hears downward control from upstream stays awake this long after each
+ * packet (core/schedule.h, the down wave): the next packet of the burst follows within it. */
+#define CTL_AWAKE_MS 64u
+#define CTL_TAIL_MS (CTL_AWAKE_MS - SCHED_TX_GUARD_MS)
 /* Sends of one result before it is given up. Few: on a lossy, contended channel most
  * unacknowledged sends met a deaf (full) or sleeping parent or a collision, and every
  * blind resend takes airtime from the level that is already losing packets. Not 3: a
  * relay deaf behind a full queue (backpressure) then made lossless grids lose tuples. */
 #define RESULT_MAX_TRIES 4u
+/* A tuple waits for its parent rather than retrying blind (txpath.c), so its sends
+ * mostly meet a parent that is active: it gets more of them before it is given up. */
+#define TUPLE_MAX_TRIES 6u
+#define TUPLE_BLIND_TRIES 2u /* resends on a timer; later ones wait for the parent */
 #define RECORD_RETRY_SPREAD_MS 32u /* random part of an aggregate record's resend pause */
 #define CHILD_MEMORY_EPOCHS 4u   /* epochs a node counts as a parent after hearing a child */
 
@@ -68,11 +77,11 @@ enum run_phase {
 };
 
 typedef struct query_run {
-    uint32_t epoch_start; /* logical ms */
+    uint32_t epoch_start; /* logical ms: start of the epoch being worked on */
     uint32_t epoch_ms;
     uint32_t next_at;     /* logical ms of `phase` */
-    uint32_t tx_until;    /* end of the node's own interval: control packets stop */
-    uint16_t epoch;       /* current epoch number, 1-based once started */
+    uint32_t label;       /* number of the epoch planned next or being worked on (schedule.h) */
+    uint16_t epoch;       /* the last epoch begun, as the wire's 16 bits; 0 before the first */
     uint16_t arena_off;   /* this query's states in the arena */
     uint16_t arena_len;
     uint8_t phase;        /* enum run_phase */
@@ -81,6 +90,15 @@ typedef struct query_run {
     uint8_t emitted;      /* records of the current epoch already sent */
     group_table groups;
 } query_run;
+
+/* Stopped queries a node remembers (core/stops.h). */
+#define STOPS_REMEMBERED 4u
+typedef struct stop_memory {
+    uint32_t del_after;             /* no DEL of ours before then: one per control period */
+    uint8_t qid[STOPS_REMEMBERED];  /* ring, QUERY_NO_QID where empty */
+    uint8_t head;                   /* next place to write */
+    uint8_t due;                    /* bit i: a DEL for qid[i] should go */
+} stop_memory;
 
 typedef struct ctl_packet {
     uint8_t len;
@@ -98,6 +116,7 @@ typedef struct held_result {
     uint8_t valid;
     uint8_t tries;        /* sends so far */
     uint8_t waits;        /* unacknowledged: resend when the parent is heard or next epoch */
+    uint8_t prompted;     /* this send followed the parent's own: it is alive, only busy */
     uint8_t payload[QR_LEN];
 } held_result;
 
@@ -135,25 +154,27 @@ struct mote_state {
     uint32_t retry_at;
     uint32_t alarm_at;
     uint32_t hold_until;      /* activity tail: keep listening until then */
+    uint32_t ctl_hold_until;  /* heard downward control: listen until then, full queue or not */
     uint32_t send_until;      /* the parent is known to listen until then */
     uint32_t ctl_until;       /* children heard a query part: they listen until then */
     uint32_t request_after;   /* no query request (AM 104) before then */
     held_result held;
     query_share share;        /* query parts a neighbour asked for, still to send */
+    stop_memory stops;        /* stopped queries, DELs for stragglers (core/stops.h) */
 
     uint8_t ctl_head, ctl_count;
     uint8_t radio_busy;       /* a radio_send is in flight */
     uint8_t gate_open;        /* queries past their transmit start this epoch (bit per slot) */
     uint8_t listening;        /* queries in their children's interval (bit per slot) */
     uint8_t waiting;          /* queries waiting to hear the parent (bit per slot) */
-    uint8_t power;            /* last state reported through hal.power (bit per part) */
+    uint8_t power;            /* last state reported through hal.power (bit per part), and: */
+#define POWER_ACKS_OFF 0x80u  /* acks withheld: no room for results to forward (hal.h) */
     uint8_t in_flight;        /* what the radio carries: enum tx_in_flight (txpath.h) */
     uint8_t child_epochs;     /* epochs left counting as a parent (results heard) */
     uint8_t beacon_due;
     uint8_t no_interleave;
     uint8_t cmd_seen;
     uint8_t cmd_last_seq;     /* low byte of the last command seqNo */
-    uint8_t stopped_qid;      /* last query stopped: its late parts must not revive it */
     uint8_t reused_qid;       /* new query under a stopped id: stale DELs must not stop it */
     uint8_t retry_pending;
     uint8_t alarm_armed;      /* the platform holds an alarm at alarm_at (hal time) */

@@ -27,7 +27,7 @@ typedef struct mote_stats {
     uint32_t commands_executed;
     uint32_t commands_unknown;   /* unknown names or bad parameters */
     uint32_t epochs;             /* epochs started over all queries */
-    uint32_t samples[CATALOG_COUNT]; /* samples taken per attribute id */
+    uint16_t samples[CATALOG_COUNT]; /* samples taken per attribute id (wraps at 2^16) */
 } mote_stats;
 
 #endif /* MOTE_CORE_MOTE_STATS_H */

@@ -3,6 +3,7 @@
 #include "../ops/agg.h"
 #include "../ops/arith.h"
 #include "../ops/snoop.h"
+#include "observe.h"
 #include "sampling.h"
 #include "txpath.h"
 
@@ -16,22 +17,41 @@ uint16_t proc_layout(mote_state *st, uint8_t slot, uint8_t groups)
         if (!QUERY_IS_AGG_EXPR(x))
             continue;
         x->u.agg.state_off = off;
-        off = (uint16_t)(off + (uint16_t)agg_state_size(x) * groups);
+        off = (uint16_t)(off + (uint16_t)agg_state_size(x, q->wide) * groups);
     }
     return off;
 }
 
 uint8_t *proc_state(mote_state *st, uint8_t slot, uint8_t e, uint8_t g)
 {
-    const qexpr *x = &st->queries.slot[slot].exprs[e];
+    const query *q = &st->queries.slot[slot];
+    const qexpr *x = &q->exprs[e];
     return st->arena + st->run[slot].arena_off + x->u.agg.state_off +
-           (uint16_t)g * agg_state_size(x);
+           (uint16_t)g * agg_state_size(x, q->wide);
 }
 
-static int16_t as16(int32_t v) { return wrap16(v); }
+/* The context of aggregate expression e of the query in `slot` for the agg_* operations. */
+static agg_ctx ctx_of(const mote_state *st, uint8_t slot, uint8_t e)
+{
+    agg_ctx c;
+    c.e = &st->queries.slot[slot].exprs[e];
+    c.wide = st->queries.slot[slot].wide;
+    c.self = st->id;
+    c.epoch = st->run[slot].epoch;
+    return c;
+}
+
+/*
+ * `value fieldOp fieldConst` on a value as read: TinyDB's 16 bits (the value
+ * truncated, the result wrapping) or, in the wide layout, 32 bits.
+ */
+static int32_t field_arith(uint8_t wide, uint8_t op, int32_t v, int16_t constant)
+{
+    return wide ? arith_apply32(op, v, constant) : arith_apply(op, wrap16(v), constant);
+}
 
 /* Group number of the reading for aggregate expression x; 0 without GROUP BY. */
-static uint8_t group_of(sampler *s, const qexpr *x, int16_t *group)
+static uint8_t group_of(sampler *s, const qexpr *x, uint8_t wide, int16_t *group)
 {
     int32_t v;
     *group = 0;
@@ -39,7 +59,8 @@ static uint8_t group_of(sampler *s, const qexpr *x, int16_t *group)
         return 1;
     if (!sampler_get(s, x->u.agg.group_field, &v))
         return 0;
-    *group = arith_apply(x->u.agg.group_op, as16(v), x->u.agg.group_const);
+    /* the wire carries int16 group numbers */
+    *group = wrap16(field_arith(wide, x->u.agg.group_op, v, x->u.agg.group_const));
     return 1;
 }
 
@@ -47,7 +68,6 @@ static uint8_t group_of(sampler *s, const qexpr *x, int16_t *group)
 static uint8_t claim_state(mote_state *st, uint8_t slot, uint8_t e, int16_t group)
 {
     query_run *run = &st->run[slot];
-    const qexpr *x = &st->queries.slot[slot].exprs[e];
     uint16_t bit = (uint16_t)(1u << e);
     uint8_t fresh, g = groups_claim(&run->groups, group, &fresh);
     if (g == GROUPS_NONE) {
@@ -55,13 +75,14 @@ static uint8_t claim_state(mote_state *st, uint8_t slot, uint8_t e, int16_t grou
         return GROUPS_NONE;
     }
     if (!(run->groups.live[g] & bit)) {
-        agg_init(proc_state(st, slot, e, g), x, st->id, run->epoch);
+        agg_ctx c = ctx_of(st, slot, e);
+        agg_init(proc_state(st, slot, e, g), &c);
         run->groups.live[g] |= bit;
     }
     return g;
 }
 
-static uint8_t selection_passes(sampler *s, const qexpr *x)
+static uint8_t selection_passes(sampler *s, const qexpr *x, uint8_t wide)
 {
     int32_t v;
     if (!sampler_get(s, x->field, &v))
@@ -73,42 +94,52 @@ static uint8_t selection_passes(sampler *s, const qexpr *x)
             bytes[i] = (uint8_t)(u & 0xFFu);
         return sel_string(x->op, x->u.str, bytes, 4);
     }
-    return sel_compare(x->op, arith_apply(x->field_op, as16(v), x->field_const), x->u.value);
+    return sel_compare(x->op, field_arith(wide, x->field_op, v, x->field_const), x->u.value);
 }
 
 static void update_aggregate(mote_state *st, uint8_t slot, sampler *s, uint8_t e)
 {
-    const qexpr *x = &st->queries.slot[slot].exprs[e];
+    const query *q = &st->queries.slot[slot];
+    const qexpr *x = &q->exprs[e];
     int32_t v;
     int16_t group;
     uint8_t g;
-    if (agg_state_size(x) == 0 || !sampler_get(s, x->field, &v) || !group_of(s, x, &group))
+    if (agg_state_size(x, q->wide) == 0 || !sampler_get(s, x->field, &v) ||
+        !group_of(s, x, q->wide, &group))
         return;
     g = claim_state(st, slot, e, group);
-    if (g != GROUPS_NONE)
-        agg_update(proc_state(st, slot, e, g), x,
-                   arith_apply(x->field_op, as16(v), x->field_const), st->id);
+    if (g != GROUPS_NONE) {
+        agg_ctx c = ctx_of(st, slot, e);
+        agg_update(proc_state(st, slot, e, g), &c,
+                   field_arith(q->wide, x->field_op, v, x->field_const));
+    }
 }
 
+/*
+ * The root is a node like any other: it samples and reports its own tuple too
+ * (TinyDB 1.x's basestation reported none), so a SELECT over N nodes yields N
+ * tuples per epoch, as COUNT counts N.
+ */
 void proc_sample(mote_state *st, uint8_t slot)
 {
     const query *q = &st->queries.slot[slot];
+    uint16_t epoch = st->run[slot].epoch;
     sampler s;
-    uint8_t e;
-    if (st->id == MOTE_ROOT_ID && !q->has_agg)
-        return; /* the basestation reports no tuples of its own (TinyDB 1.x) */
+    uint8_t e, passed = 1;
     sampler_start(&s, st, q);
-    for (e = 0; e < q->num_exprs; e++) {
+    for (e = 0; e < q->num_exprs && passed; e++) {
         const qexpr *x = &q->exprs[e];
         if (QUERY_IS_AGG_EXPR(x))
             update_aggregate(st, slot, &s, e);
-        else if (!selection_passes(&s, x))
-            return;
+        else
+            passed = selection_passes(&s, x, q->wide);
     }
-    if (!q->has_agg) {
-        uint8_t qr[QR_LEN];
+    if (passed && !q->has_agg)
         sampler_read_all(&s);
-        if (qr_encode_tuple(qr, q, st->run[slot].epoch, mote_now(st), s.values) &&
+    observe_sampled(st->hal, q->qid, epoch, passed, q->num_fields, s.have, s.values);
+    if (passed && !q->has_agg) {
+        uint8_t qr[QR_LEN];
+        if (qr_encode_tuple(qr, q, epoch, mote_now(st), s.values) &&
             tx_result(st, qr, st->id, qr_tuple_key(qr, q)))
             st->stats.results_sent++;
     }
@@ -122,19 +153,21 @@ static const qexpr *record_expr(const mote_state *st, uint8_t slot, const qr_vie
     if (v->type != QR_AGG_RECORD || v->expr >= q->num_exprs)
         return 0;
     x = &q->exprs[v->expr];
-    return QUERY_IS_AGG_EXPR(x) && agg_state_size(x) ? x : 0;
+    return QUERY_IS_AGG_EXPR(x) && agg_state_size(x, q->wide) ? x : 0;
 }
 
 void proc_merge(mote_state *st, uint8_t slot, const qr_view *v)
 {
     const qexpr *x = record_expr(st, slot, v);
+    agg_ctx c;
     uint8_t g;
     if (!x)
         return;
     g = claim_state(st, slot, v->expr, v->group);
     if (g == GROUPS_NONE)
         return;
-    agg_merge(proc_state(st, slot, v->expr, g), x, v->state);
+    c = ctx_of(st, slot, v->expr);
+    agg_merge(proc_state(st, slot, v->expr, g), &c, v->state);
     st->stats.records_merged++;
 }
 
@@ -150,7 +183,8 @@ void proc_snoop(mote_state *st, uint8_t slot, const qr_view *v)
     bit = (uint16_t)(1u << v->expr);
     if (g == GROUPS_NONE || !(run->groups.live[g] & bit))
         return;
-    if (snoop_dominates(x->op, proc_state(st, slot, v->expr, g), v->state)) {
+    if (snoop_dominates(x->op, st->queries.slot[slot].wide, proc_state(st, slot, v->expr, g),
+                        v->state)) {
         run->groups.live[g] &= (uint16_t)~bit; /* MIN/MAX restart every epoch anyway */
         st->stats.records_suppressed++;
     }
@@ -166,6 +200,12 @@ uint8_t proc_snoops(const query *q)
     return 0;
 }
 
+/* The radio queue's DELTA policy scores on an int16 (net/radioq.h): a wide value is clamped. */
+static int16_t delta_key(int32_t v)
+{
+    return (int16_t)(v > INT16_MAX ? INT16_MAX : v < INT16_MIN ? INT16_MIN : v);
+}
+
 void proc_emit(mote_state *st, uint8_t slot)
 {
     const query *q = &st->queries.slot[slot];
@@ -175,22 +215,22 @@ void proc_emit(mote_state *st, uint8_t slot)
     for (e = 0; e < q->num_exprs; e++) {
         const qexpr *x = &q->exprs[e];
         uint16_t bit = (uint16_t)(1u << e);
-        uint8_t size = QUERY_IS_AGG_EXPR(x) ? agg_state_size(x) : 0;
+        uint8_t size = QUERY_IS_AGG_EXPR(x) ? agg_wire_size(x, q->wide) : 0;
+        agg_ctx c;
         if (size == 0)
             continue;
+        c = ctx_of(st, slot, e);
         for (g = 0; g < run->groups.count; g++) {
             uint8_t *state, qr[QR_LEN];
             if (!(run->groups.live[g] & bit))
                 continue;
             state = proc_state(st, slot, e, g);
-            if (agg_epoch_has_data(state, x, run->epoch) &&
+            if (agg_epoch_has_data(state, &c) &&
                 qr_encode_record(qr, q->qid, idx++, run->epoch, mote_now(st), run->groups.no[g],
                                  e, state, size) &&
-                tx_result(st, qr, st->id, agg_value(state)))
+                tx_result(st, qr, st->id, delta_key(agg_value(state, q->wide))))
                 st->stats.results_sent++;
-            if (agg_is_temporal(x->op))
-                agg_end_epoch(state, x, st->id);
-            else
+            if (!agg_end_epoch(state, &c))
                 run->groups.live[g] &= (uint16_t)~bit;
         }
     }

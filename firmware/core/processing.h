@@ -14,7 +14,9 @@
  *                message; then per-epoch state is reset.
  *
  * Aggregate states live in the node's arena as [expression][group slot], each
- * agg_state_size() bytes; proc_layout assigns the offsets when a query starts.
+ * agg_state_size() bytes in the query's layout (query.wide, ops/agg.h);
+ * proc_layout assigns the offsets when a query starts; the layout comes with the
+ * query (its trailer, query/trailer.h) and never changes while it runs.
  */
 #ifndef MOTE_CORE_PROCESSING_H
 #define MOTE_CORE_PROCESSING_H

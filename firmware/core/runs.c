@@ -1,9 +1,11 @@
 #include "runs.h"
 
 #include "../ops/agg.h"
+#include "observe.h"
 #include "processing.h"
 #include "schedule.h"
 #include "sharing.h"
+#include "stops.h"
 #include "txpath.h"
 
 static uint32_t interval_start(const query_run *run, uint8_t k)
@@ -12,6 +14,11 @@ static uint32_t interval_start(const query_run *run, uint8_t k)
 }
 
 static uint32_t epoch_end(const query_run *run) { return run->epoch_start + run->epoch_ms; }
+
+uint32_t run_tx_until(const query_run *run)
+{
+    return epoch_end(run) - (uint32_t)run->slot_depth * sched_interval_ms(run->epoch_ms);
+}
 
 /*
  * Whether to listen in the children's interval: yes if a neighbour routes
@@ -33,25 +40,85 @@ static uint8_t may_have_children(const routing *rt, uint8_t heard_recently)
     return 0;
 }
 
-/* The random part of the transmit start, drawn when the time is fixed. */
-static uint32_t jitter(mote_state *st, const query_run *run)
+uint8_t run_any(const mote_state *st)
 {
-    uint32_t span = sched_jitter_span(sched_interval_ms(run->epoch_ms));
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING)
+            return 1;
+    return 0;
+}
+
+uint8_t run_slot_of(const mote_state *st, uint8_t qid)
+{
+    uint8_t slot = qtable_find(&st->queries, qid);
+    return slot < QUERY_SLOTS && st->queries.slot[slot].status >= QUERY_RUNNING ? slot
+                                                                                  : QUERY_SLOTS;
+}
+
+uint8_t run_tuples_running(const mote_state *st)
+{
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING && !st->queries.slot[i].has_agg)
+            return 1;
+    return 0;
+}
+
+uint8_t run_relays_tuples(const mote_state *st)
+{
+    return run_tuples_running(st) && may_have_children(&st->rt, st->child_epochs != 0);
+}
+
+/* Records the node may send for the query this epoch: one per aggregate expression
+ * and group slot in use (TAG, processing.h). */
+static uint32_t records_expected(const mote_state *st, uint8_t slot)
+{
+    const query *q = &st->queries.slot[slot];
+    uint32_t groups = st->run[slot].groups.count ? st->run[slot].groups.count : 1u, n = 0;
+    uint8_t e;
+    for (e = 0; e < q->num_exprs; e++)
+        if (QUERY_IS_AGG_EXPR(&q->exprs[e]))
+            n++;
+    return n * groups;
+}
+
+/*
+ * Range of the random transmit start within the interval. Tuples: late starts
+ * still end inside it (sched_jitter_span). Aggregate records: the whole burst of
+ * them, one packet time each, must end inside it -- where the parent listens --
+ * so k records leave k packet times less room (none: start at once). How many
+ * records fit one interval (interval / SCHED_TX_GUARD_MS: 4 at 1 s epochs) is
+ * the schedule's limit on aggregates x groups.
+ */
+static uint32_t transmit_span(const mote_state *st, uint8_t slot)
+{
+    const query_run *run = &st->run[slot];
+    uint32_t interval = sched_interval_ms(run->epoch_ms), need;
+    if (!st->queries.slot[slot].has_agg)
+        return sched_jitter_span(interval);
+    need = records_expected(st, slot) * SCHED_TX_GUARD_MS;
+    return interval > need ? interval - need : 0u;
+}
+
+/* The random part of the transmit start, drawn when the time is fixed. */
+static uint32_t jitter(mote_state *st, uint8_t slot)
+{
+    uint32_t span = transmit_span(st, slot);
     return st->id != MOTE_ROOT_ID && span ? st->hal->rand16(st->hal->ctx) % span : 0u;
 }
 
 /*
- * A node that listened for children sends its records in the later half of its
- * interval: a child's record still in retries when ours goes is dropped as late
- * (mote.c).
+ * A node that listened for children sends its records in the later half of the
+ * span: a child's record still in retries when ours goes is dropped as late
+ * (mote.c). A relay of tuples forwards its children's as soon as its parent
+ * listens: the interval is what the whole subtree has to go up in.
  */
 static uint32_t relay_jitter(mote_state *st, uint8_t slot)
 {
-    const query_run *run = &st->run[slot];
-    uint32_t span = sched_jitter_span(sched_interval_ms(run->epoch_ms));
-    uint32_t half = span / 2u;
+    uint32_t span = transmit_span(st, slot), half = span / 2u;
     if (!st->queries.slot[slot].has_agg)
-        return jitter(st, run); /* tuples are never late */
+        return jitter(st, slot);
     if (st->id == MOTE_ROOT_ID || span < 2u)
         return 0u;
     return half + st->hal->rand16(st->hal->ctx) % (span - half);
@@ -67,7 +134,6 @@ static uint32_t relay_jitter(mote_state *st, uint8_t slot)
 static void schedule_epoch(mote_state *st, uint8_t slot)
 {
     query_run *run = &st->run[slot];
-    run->slot_depth = sched_slot_depth(routing_depth(&st->rt));
     if (st->id == MOTE_ROOT_ID || may_have_children(&st->rt, st->child_epochs != 0)) {
         run->phase = PH_WAKE;
         run->next_at = interval_start(run, (uint8_t)(run->slot_depth + 1u));
@@ -76,14 +142,30 @@ static void schedule_epoch(mote_state *st, uint8_t slot)
         run->next_at = interval_start(run, run->slot_depth);
     } else {
         run->phase = PH_WAKE_TRANSMIT;
-        run->next_at = interval_start(run, run->slot_depth) + jitter(st, run);
+        run->next_at = interval_start(run, run->slot_depth) + jitter(st, slot);
     }
+}
+
+/*
+ * The next epoch to work on: the first one after `after` whose work at the
+ * node's present slot depth has not begun (schedule.h).
+ */
+static void plan_epoch(mote_state *st, uint8_t slot, uint32_t after)
+{
+    const query *q = &st->queries.slot[slot];
+    query_run *run = &st->run[slot];
+    uint32_t label;
+    run->slot_depth = sched_slot_depth(routing_depth(&st->rt));
+    label = sched_next_label(mote_now(st), q->epoch_base, run->epoch_ms, run->slot_depth,
+                             after + 1u);
+    run->label = label;
+    run->epoch_start = sched_label_start(q->epoch_base, run->epoch_ms, label);
+    schedule_epoch(st, slot);
 }
 
 static void next_epoch(mote_state *st, uint8_t slot)
 {
-    st->run[slot].epoch_start = epoch_end(&st->run[slot]);
-    schedule_epoch(st, slot);
+    plan_epoch(st, slot, st->run[slot].label);
 }
 
 static uint8_t group_slots_wanted(const query *q)
@@ -93,6 +175,23 @@ static uint8_t group_slots_wanted(const query *q)
         if (QUERY_IS_AGG_EXPR(&q->exprs[e]) && q->exprs[e].u.agg.group_field != QUERY_NO_GROUP)
             return GROUPS_MAX;
     return 1;
+}
+
+/* Without a base from the query's trailer: the root starts the count (after the
+ * start delay), another node at its next boundary (TinyDB 1.x behaviour). */
+static void choose_base(mote_state *st, uint8_t slot)
+{
+    query *q = &st->queries.slot[slot];
+    uint32_t now = mote_now(st), epoch_ms = sched_epoch_ms(q->epoch_units);
+    if (q->base_known != QUERY_BASE_NONE)
+        return;
+    if (st->id == MOTE_ROOT_ID) {
+        q->epoch_base = sched_start_base(now, epoch_ms);
+        q->base_known = QUERY_BASE_SET;
+    } else {
+        q->epoch_base = now / epoch_ms + 1u;
+        q->base_known = QUERY_BASE_GUESSED;
+    }
 }
 
 uint8_t run_start(mote_state *st, uint8_t slot)
@@ -112,10 +211,13 @@ uint8_t run_start(mote_state *st, uint8_t slot)
     run->arena_len = need;
     st->arena_used = (uint16_t)(st->arena_used + need);
     groups_reset(&run->groups, groups);
-    run->epoch = 0;
     run->drain_left = 0;
     run->emitted = 0;
+    run->label = 0;
+    run->epoch = 0;
+    choose_base(st, slot);
     run_retime(st, slot);
+    observe_query(st->hal, st->queries.slot[slot].qid, 0, QUERY_RUNNING);
     return 1;
 }
 
@@ -135,33 +237,34 @@ void run_stop(mote_state *st, uint8_t slot)
     st->gate_open &= (uint8_t)~(1u << slot);
     st->listening &= (uint8_t)~(1u << slot);
     st->waiting &= (uint8_t)~(1u << slot);
+    observe_query(st->hal, st->queries.slot[slot].qid, run->epoch, QUERY_FREE);
     qtable_free(&st->queries, slot);
 }
 
 void run_drain(mote_state *st, uint8_t slot)
 {
     st->queries.slot[slot].status = QUERY_DRAINING;
-    st->stopped_qid = st->queries.slot[slot].qid;
+    stops_remember(st, st->queries.slot[slot].qid);
     st->run[slot].drain_left = DRAIN_EPOCHS;
+    observe_query(st->hal, st->queries.slot[slot].qid, st->run[slot].epoch, QUERY_DRAINING);
 }
 
 void run_retime(mote_state *st, uint8_t slot)
 {
     query_run *run = &st->run[slot];
     run->epoch_ms = sched_epoch_ms(st->queries.slot[slot].epoch_units);
-    run->epoch_start = sched_next_boundary(mote_now(st), run->epoch_ms);
-    schedule_epoch(st, slot);
+    plan_epoch(st, slot, run->label);
     st->gate_open &= (uint8_t)~(1u << slot);
     st->listening &= (uint8_t)~(1u << slot);
     st->waiting &= (uint8_t)~(1u << slot);
 }
 
-void run_adopt_epoch(mote_state *st, uint8_t slot, uint16_t epoch)
+/* Past the last epoch of a FOR clause, or the one epoch of ONCE. */
+static uint8_t past_last_epoch(const query *q, uint32_t label)
 {
-    query_run *run = &st->run[slot];
-    uint16_t ahead = (uint16_t)(epoch - run->epoch); /* modulo 2^16 */
-    if (ahead != 0 && ahead < 0x8000u)
-        run->epoch = epoch;
+    if (q->epoch_units == QUERY_EPOCH_ONCE)
+        return label > 1u;
+    return q->num_epochs && label > q->num_epochs;
 }
 
 /* New epoch: count it, sample. 0 if the query has finished draining (slot freed). */
@@ -169,6 +272,9 @@ static uint8_t begin_epoch(mote_state *st, uint8_t slot)
 {
     query *q = &st->queries.slot[slot];
     query_run *run = &st->run[slot];
+    /* A late joiner of a bounded query may find its epochs over already. */
+    if (q->status == QUERY_RUNNING && past_last_epoch(q, run->label))
+        run_drain(st, slot);
     if (q->status == QUERY_DRAINING) {
         if (run->drain_left == 0) {
             run_stop(st, slot);
@@ -176,7 +282,7 @@ static uint8_t begin_epoch(mote_state *st, uint8_t slot)
         }
         run->drain_left--;
     }
-    run->epoch++;
+    run->epoch = (uint16_t)run->label; /* begun: the number observers and records carry */
     run->emitted = 0;
     st->stats.epochs++;
     st->gate_open &= (uint8_t)~(1u << slot);
@@ -208,13 +314,11 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
     st->listening &= (uint8_t)~(1u << slot);
     st->gate_open |= (uint8_t)(1u << slot);
     st->held.waits = 0; /* a result the parent missed gets another chance in this slot */
-    run->tx_until = epoch_end(run) - (uint32_t)run->slot_depth * interval;
     /* The root's records go to the UART, where nothing collides: it takes its
      * children's records through its whole interval and emits at the epoch's end. */
     if (q->has_agg && st->id != MOTE_ROOT_ID)
         proc_emit(st, slot);
-    if (q->status == QUERY_RUNNING &&
-        ((q->num_epochs && run->epoch >= q->num_epochs) || q->epoch_units == QUERY_EPOCH_ONCE))
+    if (q->status == QUERY_RUNNING && past_last_epoch(q, run->label + 1u))
         run_drain(st, slot);
     /* Beacons ride on this wake-up rather than on an alarm of their own. */
     if (sched_due(st->next_beacon_at, now)) {
@@ -231,7 +335,7 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
     /* The parent listens through its own interval: results may go until its end.
      * Waiting for it lasts until a packet it starts there has ended. */
     run->phase = PH_PARENT;
-    run->next_at = run->slot_depth ? run->tx_until + interval : epoch_end(run);
+    run->next_at = run->slot_depth ? run_tx_until(run) + interval : epoch_end(run);
     st->send_until = sched_later(st->send_until, run->next_at);
     run->next_at += SCHED_TX_GUARD_MS;
     st->waiting |= (uint8_t)(1u << slot);
@@ -254,8 +358,10 @@ static void phase_parent(mote_state *st, uint8_t slot)
 void run_parent_heard(mote_state *st)
 {
     uint8_t i;
-    /* Parts of an unfinished or requested query may still come in the parent's interval. */
-    if (share_awaiting(st))
+    /* Parts of an unfinished or requested query may still come in the parent's interval;
+     * and a node with results still to send keeps at it while the parent is active (a
+     * parent deaf behind its full queue is heard forwarding as it makes room). */
+    if (share_awaiting(st) || st->held.valid || radioq_count(&st->rq))
         return;
     for (i = 0; i < QUERY_SLOTS; i++)
         if ((st->waiting & (1u << i)) && st->queries.slot[i].status >= QUERY_RUNNING &&

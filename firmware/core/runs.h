@@ -6,6 +6,10 @@
  * run_advance() executes every phase whose time has come and leaves the next
  * one in run.next_at, the node's single HAL alarm being set to the earliest of
  * them (mote.c). Hearing the parent ends the wait early (run_parent_heard).
+ * Epochs are numbered by time from the query's epoch base (schedule.h): after
+ * each epoch the next one is the first whose work has not begun, so a node
+ * that fell behind (a longer route, a clock jump) skips epochs rather than
+ * mislabel them, and never works on one epoch twice.
  * A stopped query (DEL, end of a FOR clause or ONCE) drains: it stops sampling
  * but keeps its slots for DRAIN_EPOCHS epochs so records still on their way up
  * are merged and sent, then its slot and state memory are released.
@@ -17,7 +21,18 @@
 
 #include "mote_state.h"
 
-/* A query just completed: reserve its state memory and schedule epoch 1. 0 if refused. */
+/* 1 if any query runs (or drains): the node keeps its slots. */
+uint8_t run_any(const mote_state *st);
+
+/* The slot of query qid if it runs or drains here, else QUERY_SLOTS. */
+uint8_t run_slot_of(const mote_state *st, uint8_t qid);
+
+/*
+ * A query just completed: reserve its state memory and schedule its first
+ * epoch. Without an epoch base from the query's trailer the root chooses one
+ * (schedule.h: epoch 1 after the start delay); another node starts counting at
+ * its next epoch boundary, as TinyDB 1.x did. 0 if refused (memory).
+ */
 uint8_t run_start(mote_state *st, uint8_t slot);
 
 /* Release the query in `slot` and its state memory. */
@@ -26,16 +41,28 @@ void run_stop(mote_state *st, uint8_t slot);
 /* Begin draining (DEL received, FOR clause done). */
 void run_drain(mote_state *st, uint8_t slot);
 
-/* Restart the schedule at the next epoch boundary (new rate, clock jump). */
+/* Reschedule from the query's epoch base and length (new rate, clock jump). */
 void run_retime(mote_state *st, uint8_t slot);
 
 /* Execute every phase of `slot` due at logical time `now`. */
 void run_advance(mote_state *st, uint8_t slot, uint32_t now);
 
+/*
+ * Tuples (queries without aggregates) do not fit the slots: a relay carries its
+ * whole subtree's, and a level that may forward only in its own interval moves a
+ * backlog up one level per epoch. So while a tuple query runs, a node that has
+ * (or may get) children stays awake and forwards at radio speed, as TinyDB 1.x
+ * stayed awake for short epochs; leaves keep sleeping between their slots.
+ * run_tuples_running: a tuple query runs (then every parent listens).
+ * run_relays_tuples: this node is such a relay.
+ */
+uint8_t run_tuples_running(const mote_state *st);
+uint8_t run_relays_tuples(const mote_state *st);
+
+/* End of the node's own interval in the epoch being worked on: its control stops. */
+uint32_t run_tx_until(const query_run *run);
+
 /* A result or beacon from the parent was heard: queries waiting for it move on. */
 void run_parent_heard(mote_state *st);
-
-/* Epoch synchronisation (§12.3): adopt a parent's epoch number if it is ahead. */
-void run_adopt_epoch(mote_state *st, uint8_t slot, uint16_t epoch);
 
 #endif /* MOTE_CORE_RUNS_H */

@@ -22,19 +22,57 @@ uint32_t sched_jitter_span(uint32_t interval_ms)
     return fits > half ? fits : half;
 }
 
-uint32_t sched_next_boundary(uint32_t now, uint32_t epoch_ms)
+uint32_t sched_start_base(uint32_t now, uint32_t epoch_ms)
 {
-    uint32_t into = now % epoch_ms;
-    return into ? now + (epoch_ms - into) : now;
+    uint32_t delay = epoch_ms > SCHED_START_DELAY_MS ? epoch_ms : SCHED_START_DELAY_MS;
+    uint32_t earliest = now + delay;
+    return earliest / epoch_ms + (earliest % epoch_ms ? 1u : 0u);
+}
+
+uint32_t sched_rebase(uint32_t start, uint32_t epoch_ms, uint32_t label)
+{
+    return start / epoch_ms - label + 1u;
+}
+
+uint32_t sched_label_start(uint32_t base, uint32_t epoch_ms, uint32_t label)
+{
+    return (base + label - 1u) * epoch_ms;
+}
+
+uint32_t sched_next_label(uint32_t now, uint32_t base, uint32_t epoch_ms, uint8_t slot,
+                          uint32_t min_label)
+{
+    /* Work on epoch e begins (slot + 2) intervals before its end: at
+     * (base + e) P - (slot + 2) I. The first e with that at or after now: */
+    uint32_t lead = ((uint32_t)slot + 2u) * sched_interval_ms(epoch_ms);
+    uint32_t epoch_now = now / epoch_ms; /* index of the epoch containing now */
+    uint32_t e = epoch_now - base + 1u;  /* its number (wraps below 1: not started) */
+    uint32_t label;
+    /* Step back far enough that the first candidate certainly lies before now. */
+    e -= lead / epoch_ms + 1u;
+    for (label = e;; label++) {
+        uint32_t work = (base + label) * epoch_ms - lead;
+        if (sched_due(now, work))
+            break;
+    }
+    if ((int32_t)(label - min_label) < 0)
+        label = min_label;
+    return label;
 }
 
 uint8_t sched_slot_depth(uint8_t depth)
 {
-    return depth > SCHED_MAX_DEPTH ? (uint8_t)SCHED_MAX_DEPTH : depth;
+    return depth > SCHED_MAX_SLOT_DEPTH ? (uint8_t)SCHED_UNROUTED_SLOT : depth;
 }
 
 uint32_t sched_interval_start(uint32_t epoch_start, uint32_t epoch_ms, uint8_t k)
 {
     uint32_t end = epoch_start + epoch_ms;
     return end - ((uint32_t)k + 1u) * sched_interval_ms(epoch_ms);
+}
+
+uint32_t sched_down_offset(uint32_t now, uint8_t depth)
+{
+    uint32_t phase = ((uint32_t)depth * SCHED_CTL_SLOT_MS) % SCHED_CTL_PERIOD_MS;
+    return (now % SCHED_CTL_PERIOD_MS + SCHED_CTL_PERIOD_MS - phase) % SCHED_CTL_PERIOD_MS;
 }

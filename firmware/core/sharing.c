@@ -2,7 +2,9 @@
 
 #include "../net/le16.h"
 #include "../query/rebuild.h"
+#include "../query/trailer.h"
 #include "schedule.h"
+#include "stops.h"
 #include "txpath.h"
 
 #define QREQ_QID 0u
@@ -44,8 +46,12 @@ static void send_request(mote_state *st, uint8_t qid, uint16_t to)
     uint8_t slot = qtable_find(&st->queries, qid);
     uint32_t now = mote_now(st);
     uint32_t mask = slot < QUERY_SLOTS ? held_mask(&st->queries.slot[slot]) : 0u;
-    if (!sched_due(st->request_after, now) || to == ROUTING_PARENT_NONE || to == TOS_UART_ADDR)
+    if (!sched_due(st->request_after, now) || to == TOS_UART_ADDR)
         return;
+    if (to == ROUTING_PARENT_NONE) { /* nobody to ask yet: again once a route may exist */
+        st->request_after = now + QREQ_GAP_MS;
+        return;
+    }
     msg[QREQ_QID] = qid;
     le16_put(msg + QREQ_MASK, (uint16_t)(mask & 0xFFFFu));
     le16_put(msg + QREQ_MASK + 2, (uint16_t)(mask >> 16));
@@ -72,9 +78,38 @@ void share_on_result(mote_state *st, uint8_t qid, uint16_t from)
     uint8_t slot = qtable_find(&st->queries, qid);
     if (qid == QUERY_NO_QID || (slot < QUERY_SLOTS && st->queries.slot[slot].status != QUERY_ASSEMBLING))
         return;
-    if (qid == st->stopped_qid && from != routing_parent(&st->rt))
+    if (stops_has(st, qid) && from != routing_parent(&st->rt))
         return;
     send_request(st, qid, routing_parent(&st->rt));
+}
+
+void share_on_part(mote_state *st)
+{
+    st->request_after = sched_later(st->request_after, mote_now(st) + QREQ_GAP_MS);
+}
+
+void share_on_complete(mote_state *st)
+{
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status == QUERY_ASSEMBLING)
+            return; /* another one still waits for its parts */
+    st->request_after = mote_now(st);
+}
+
+uint32_t share_next_request(const mote_state *st) { return st->request_after; }
+
+/* An unfinished query nobody's result reminds us of: ask when the parts stopped coming. */
+static void ask_for_stalled(mote_state *st)
+{
+    uint8_t i;
+    if (!sched_due(st->request_after, mote_now(st)))
+        return;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status == QUERY_ASSEMBLING) {
+            send_request(st, st->queries.slot[i].qid, routing_parent(&st->rt));
+            return;
+        }
 }
 
 void share_on_transmit(mote_state *st)
@@ -96,8 +131,11 @@ void share_on_request(mote_state *st, const uint8_t *data, uint8_t len)
         return;
     slot = qtable_find(&st->queries, data[QREQ_QID]);
     if (slot == QUERY_SLOTS || st->queries.slot[slot].status == QUERY_ASSEMBLING) {
-        /* A child needs what we lack too: ask upstream, then it can be served. */
-        if (data[QREQ_QID] != st->stopped_qid)
+        /* A child needs what we lack too: ask upstream, then it can be served -- unless
+         * the query was stopped (or, at the root, is not running): then stop the child. */
+        if (stops_has(st, data[QREQ_QID]) || (st->id == MOTE_ROOT_ID && slot == QUERY_SLOTS))
+            stops_on_straggler(st, data[QREQ_QID]);
+        else
             send_request(st, data[QREQ_QID], routing_parent(&st->rt));
         return;
     }
@@ -181,6 +219,8 @@ void share_pump(mote_state *st)
 {
     uint8_t msg[TOS_DATA_LENGTH];
     uint8_t part, idx, i;
+    qtrailer t;
+    ask_for_stalled(st);
     while (st->share.qid != QUERY_NO_QID && st->ctl_count + CTLQ_KEEP_FREE < CTLQ_LEN) {
         uint8_t slot = qtable_find(&st->queries, st->share.qid);
         if (slot == QUERY_SLOTS || st->queries.slot[slot].status == QUERY_DRAINING ||
@@ -192,6 +232,8 @@ void share_pump(mote_state *st)
             continue; /* the query has no such part */
         for (i = QMSG_LEN; i < TOS_DATA_LENGTH; i++)
             msg[i] = 0;
+        trailer_of_query(&st->queries.slot[slot], &t);
+        trailer_write(msg, &t);
         tx_control(st, TOS_BCAST_ADDR, AM_QUERY, msg, TOS_DATA_LENGTH);
     }
 }

@@ -12,6 +12,10 @@
  *     query counts only from the parent: it may be a new query reusing the
  *     id, and only upstream parts pass the stopped-id guard (mote.c);
  *   - at its transmit time it still holds an unfinished query.
+ *   - it holds an unfinished query and no part of it came for QREQ_GAP_MS: a
+ *     part every neighbour missed (a collision right next to the root, where
+ *     the flood starts) leaves nobody running the query, so no result would
+ *     ever trigger the request.
  * Unlike TinyDB, which asked the result's sender, the request always goes to
  * the parent, in the node's own transmit time: the parent listens then, and
  * its answer comes in its own interval, when the node waits for it. A parent
@@ -51,6 +55,16 @@ void share_on_result(mote_state *st, uint8_t qid, uint16_t from);
 
 /* The node's transmit time: ask the parent for the parts an unfinished query lacks. */
 void share_on_transmit(mote_state *st);
+
+/* A part of an unfinished query was stored: wait for the others before asking. */
+void share_on_part(mote_state *st);
+
+/* A query completed: no answer is awaited for it any more. */
+void share_on_complete(mote_state *st);
+
+/* When an unfinished query should next be asked for (only meaningful while
+ * share_awaiting); the node's alarm covers it. */
+uint32_t share_next_request(const mote_state *st);
 
 /* 1 while a query is unfinished or an answer to our last request may still come:
  * keep listening to the parent, even with a full result queue. */

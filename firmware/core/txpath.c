@@ -4,6 +4,7 @@
 #include "../net/serial.h"
 #include "../query/assembly.h"
 #include "../result/result.h"
+#include "runs.h"
 #include "schedule.h"
 #include "sharing.h"
 
@@ -110,22 +111,13 @@ uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t va
     return 1;
 }
 
-static uint8_t any_running(const mote_state *st)
-{
-    uint8_t i;
-    for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status >= QUERY_RUNNING)
-            return 1;
-    return 0;
-}
-
 uint8_t tx_gate(const mote_state *st)
 {
     uint8_t i;
     uint32_t now;
     /* A node looking for a route is awake anyway; its poison beacon must reach the
      * children that still send to it (mote.c), whenever they do. */
-    if (!any_running(st) || routing_searching(&st->rt))
+    if (!run_any(st) || routing_searching(&st->rt))
         return 1;
     now = mote_now(st);
     /* The children that heard our last query part are still listening. */
@@ -133,15 +125,38 @@ uint8_t tx_gate(const mote_state *st)
         return 1;
     for (i = 0; i < QUERY_SLOTS; i++)
         if (st->queries.slot[i].status >= QUERY_RUNNING && (st->gate_open & (1u << i)) &&
-            (int32_t)(st->run[i].tx_until - now) > 0)
+            (int32_t)(run_tx_until(&st->run[i]) - now) > 0)
             return 1;
     return 0;
 }
 
+static uint8_t is_downward(const ctl_packet *p)
+{
+    return p->bytes[2] == AM_QUERY || p->bytes[2] == AM_COMMAND;
+}
+
+uint8_t tx_down_waiting(const mote_state *st)
+{
+    return st->ctl_count && is_downward(&st->ctlq[st->ctl_head]);
+}
+
+uint8_t tx_down_gate(const mote_state *st)
+{
+    uint8_t depth = routing_depth(&st->rt);
+    uint32_t now;
+    if (!run_any(st) || depth == ROUTING_DEPTH_NONE)
+        return 1; /* nobody sleeps / nobody below follows our slots */
+    now = mote_now(st);
+    if ((int32_t)(st->ctl_until - now) > 0)
+        return 1;
+    return sched_down_offset(now, depth) < SCHED_CTL_SLOT_MS;
+}
+
 uint8_t tx_results_gate(const mote_state *st, uint32_t now)
 {
-    if (!any_running(st) || routing_parent(&st->rt) == MOTE_ROOT_ID)
-        return 1; /* nobody keeps a schedule / the root always listens */
+    /* Nobody keeps a schedule / the root always listens / relays of tuples do. */
+    if (!run_any(st) || routing_parent(&st->rt) == MOTE_ROOT_ID || run_tuples_running(st))
+        return 1;
     /* Set at the transmit time, extended by every sign of the parent being awake --
      * which may carry a backlog across an epoch boundary. */
     return (int32_t)(st->send_until - now) > 0;
@@ -154,18 +169,32 @@ uint8_t tx_results_pending(const mote_state *st)
 
 uint8_t tx_results_may_go(const mote_state *st, uint32_t now)
 {
-    /* Results wait behind control packets: a child stops listening for its parent
-     * on the parent's first result, so a result first would leave the children
-     * asleep when the query part follows (core/schedule.h). */
-    return tx_results_pending(st) && !st->ctl_count && tx_results_gate(st, now);
+    /* Results wait behind control packets that go in the node's interval: a child
+     * stops listening for its parent on the parent's first result, so a result first
+     * would leave the children asleep when the packet follows (core/schedule.h).
+     * Downward control has its own slot and holds nothing up. */
+    return tx_results_pending(st) && (!st->ctl_count || tx_down_waiting(st)) &&
+           tx_results_gate(st, now);
+}
+
+uint8_t tx_takes_forwards(const mote_state *st)
+{
+    uint8_t len = radioq_len(&st->rq);
+    return radioq_count(&st->rq) + (len > 1u ? 1u : 0u) < len;
 }
 
 void tx_parent_heard(mote_state *st)
 {
-    st->send_until = sched_later(st->send_until, mote_now(st) + PARENT_AWAKE_MS);
-    if (st->held.waits && !st->radio_busy)
-        st->retry_pending = 0;
-    st->held.waits = 0; /* it listens now: resend at once */
+    uint32_t now = mote_now(st);
+    st->send_until = sched_later(st->send_until, now + PARENT_AWAKE_MS);
+    if (!st->held.waits || st->radio_busy)
+        return;
+    /* It listens now: resend soon -- after a random pause, since every sibling that
+     * waits for the same parent heard it too, and the parent may have room for one. */
+    st->held.waits = 0;
+    st->held.prompted = 1;
+    st->retry_pending = 1;
+    st->retry_at = now + st->hal->rand16(st->hal->ctx) % SCHED_TX_GUARD_MS;
 }
 
 static uint8_t radio_send(mote_state *st, const uint8_t *pkt, uint8_t len)
@@ -189,6 +218,7 @@ static uint8_t take_next(mote_state *st)
     st->held.origin = e.origin;
     st->held.tries = 0;
     st->held.waits = 0;
+    st->held.prompted = 0;
     for (i = 0; i < QR_LEN; i++)
         st->held.payload[i] = e.payload[i];
     st->held.valid = 1;
@@ -221,20 +251,25 @@ void tx_pump(mote_state *st)
         return;
     if (st->ctl_count) {
         ctl_packet *p = &st->ctlq[st->ctl_head];
-        uint8_t p_am = p->bytes[2], query_part = p_am == AM_QUERY;
-        if (!tx_gate(st))
+        uint8_t p_am = p->bytes[2], down = is_downward(p);
+        if (!(down ? tx_down_gate(st) : tx_gate(st))) {
+            /* A downward packet waiting for its slot holds no result up. */
+            if (down && !st->held.waits && tx_results_may_go(st, mote_now(st)) &&
+                (st->held.valid || take_next(st)))
+                send_held(st);
             return;
-        if (query_part)
+        }
+        if (p_am == AM_QUERY)
             stamp_time(st, p->bytes + TOS_HEADER_LEN + QMSG_TIME);
-        else if (p->bytes[2] == AM_QUERY_REQUEST) /* the answer is awaited from now on */
+        else if (p_am == AM_QUERY_REQUEST) /* the answer is awaited from now on */
             st->request_after = mote_now(st) + QREQ_GAP_MS;
         if (radio_send(st, p->bytes, p->len)) {
             st->ctl_head = (uint8_t)((st->ctl_head + 1u) % CTLQ_LEN);
             st->ctl_count--;
-            /* Only a part sent on the schedule opens the control tail: without one, the
-             * receivers are awake anyway and relay at once, deaf to a next part. */
-            if (query_part && any_running(st))
-                st->in_flight = TX_QUERY_PART;
+            /* Only downward control sent on the schedule opens the tail: without one,
+             * the receivers are awake anyway and relay at once. */
+            if (down && run_any(st))
+                st->in_flight = TX_DOWNWARD;
             else
                 st->in_flight = p_am == AM_QUERY_REQUEST ? TX_QUERY_REQUEST : TX_OTHER_CONTROL;
         }
@@ -244,6 +279,12 @@ void tx_pump(mote_state *st)
         return;
     if (st->held.valid || take_next(st))
         send_held(st);
+}
+
+/* Not listening for lack of room: only where the radio cannot withhold acks (mote.c). */
+static uint8_t deaf(const mote_state *st)
+{
+    return !st->hal->radio_acks && st->id != MOTE_ROOT_ID && !tx_takes_forwards(st);
 }
 
 /* The parent acknowledged `held`, or did not (asleep, deaf with a full queue, lost). */
@@ -263,7 +304,7 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
             st->hold_until = now + ACTIVITY_HOLD_MS;
         return;
     }
-    if (st->held.tries >= RESULT_MAX_TRIES) {
+    if (st->held.tries >= (tuple ? TUPLE_MAX_TRIES : RESULT_MAX_TRIES)) {
         st->held.valid = 0;
         st->stats.results_unacked++;
         return;
@@ -280,7 +321,29 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
     }
     /* Resending at once into a deaf or sleeping parent, or a busy level, only adds
      * collisions: wait for the next sign of the parent listening, at most a
-     * randomised hold or two (the node may itself be too full to hear it). */
+     * randomised hold or two (the node may itself be too full to hear it). After
+     * TUPLE_BLIND_TRIES the parent is taken to be deaf behind a full queue: only
+     * hearing it (it forwards as it makes room) or the next slot brings a resend, so
+     * the tries are not spent before it can take the tuple. */
+    if (deaf(st) || st->held.prompted) {
+        /* The parent is alive and only busy (no room, or just taken by a sibling's
+         * resend): no try of this tuple's; the next sign of it brings a resend. A tuple
+         * is given up only for a parent that stays silent; where queues overflow, the
+         * queue policy chooses what is lost. A node deaf itself (a platform that cannot
+         * withhold acks, mote.c) cannot hear the parent make room: it asks again about
+         * a packet time later, as often as the parent can have made room. */
+        st->held.tries--;
+        st->held.prompted = 0;
+        if (!deaf(st)) {
+            st->retry_pending = 0;
+            return;
+        }
+        st->retry_at = now + SCHED_TX_GUARD_MS / 2u + st->hal->rand16(st->hal->ctx) % SCHED_TX_GUARD_MS;
+        return;
+    } else if (st->held.tries >= TUPLE_BLIND_TRIES) {
+        st->retry_pending = 0;
+        return;
+    }
     st->retry_at = now + ACTIVITY_HOLD_MS + st->hal->rand16(st->hal->ctx) % ACTIVITY_HOLD_MS;
 }
 
@@ -289,8 +352,8 @@ void tx_done(mote_state *st, uint8_t acked)
     uint8_t kind = st->in_flight;
     st->radio_busy = 0;
     st->in_flight = TX_NOTHING;
-    if (kind == TX_QUERY_PART) /* the children hold on: the next part may follow */
-        st->ctl_until = mote_now(st) + PARENT_AWAKE_MS;
+    if (kind == TX_DOWNWARD) /* the children hold on: the next packet may follow */
+        st->ctl_until = mote_now(st) + CTL_TAIL_MS;
     else if (kind == TX_QUERY_REQUEST && !acked) /* the parent slept or was deaf: */
         st->request_after = mote_now(st);       /* ask again when it is heard next */
     else if (kind == TX_RESULT_UNICAST || kind == TX_RESULT_BCAST)

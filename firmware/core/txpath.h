@@ -48,7 +48,7 @@ enum tx_in_flight {
     TX_NOTHING = 0,
     TX_RESULT_UNICAST = 1,
     TX_RESULT_BCAST = 2,
-    TX_QUERY_PART = 3, /* an AM 101 broadcast: the children listening hold on after it */
+    TX_DOWNWARD = 3, /* query part or command: the children listening hold on after it */
     TX_OTHER_CONTROL = 4,
     TX_QUERY_REQUEST = 5 /* an AM 104 to the parent: unacknowledged, it may be asked again */
 };
@@ -63,6 +63,17 @@ void tx_done(mote_state *st, uint8_t acked);
  * while the node searches for a route and is awake anyway). */
 uint8_t tx_gate(const mote_state *st);
 
+/*
+ * Downward control -- query parts (AM 101) and commands (AM 103) -- travels in
+ * the down wave (core/schedule.h): it may go in the node's own down slot, in
+ * the tail of a burst it started there (the children it woke still listen),
+ * or at once when nobody sleeps.
+ */
+uint8_t tx_down_gate(const mote_state *st);
+
+/* 1 if the control packet next in line is downward control. */
+uint8_t tx_down_waiting(const mote_state *st);
+
 /* 1 if results may go at `now` (the parent listens), 0 if they wait. */
 uint8_t tx_results_gate(const mote_state *st, uint32_t now);
 
@@ -71,6 +82,13 @@ uint8_t tx_results_pending(const mote_state *st);
 
 /* 1 if a pending result may go at `now`: the parent listens and no control packet waits. */
 uint8_t tx_results_may_go(const mote_state *st, uint32_t now);
+
+/*
+ * Room for children's results: the queue keeps its last place for the node's
+ * own next reading, so a relay's backlog never crowds out its own tuple. A node
+ * without room stops listening (backpressure, core/schedule.h).
+ */
+uint8_t tx_takes_forwards(const mote_state *st);
 
 /* The parent was heard: it listens for a while; a held result is resent at once. */
 void tx_parent_heard(mote_state *st);

@@ -20,6 +20,10 @@
  *   - Sensors are read synchronously; the platform charges the per-attribute
  *     sampling time and energy (it knows them from its profile).
  *   - power() tells the platform which parts are on so it can meter energy.
+ *   - observe() (optional, NULL on a real mote) is told what the node did
+ *     that no packet shows: which attribute values a query's evaluation read
+ *     in an epoch, and when a query started or stopped here. The emulator
+ *     builds its ground truth from it; it must not change the node.
  */
 #ifndef MOTE_HAL_H
 #define MOTE_HAL_H
@@ -31,6 +35,23 @@ enum mote_power_part {
     MOTE_PWR_CPU = 0,   /* CPU active (off = sleep / idle) */
     MOTE_PWR_RADIO = 1  /* radio listening (transmit time is metered by the medium) */
 };
+
+enum mote_obs_kind {
+    MOTE_OBS_SAMPLED = 1, /* a query's evaluation in one epoch: the values it read */
+    MOTE_OBS_QUERY = 2    /* a query's status changed (query.h enum query_status) */
+};
+
+#define MOTE_OBS_MAX_VALUES 16u
+
+typedef struct mote_observation {
+    uint8_t kind;          /* enum mote_obs_kind */
+    uint8_t qid;
+    uint16_t epoch;        /* the node's epoch number for the query */
+    uint8_t status;        /* QUERY: the new status; SAMPLED: 1 if every selection held */
+    uint8_t n_fields;      /* SAMPLED: entries of values[] */
+    uint16_t have;         /* SAMPLED: bit i set if values[i] was read (acquisitional) */
+    const int32_t *values; /* SAMPLED: one per query field, valid during the call */
+} mote_observation;
 
 typedef struct mote_hal {
     void *ctx; /* passed back to every callback; the platform's per-node handle */
@@ -46,8 +67,14 @@ typedef struct mote_hal {
     int16_t (*sensor_read)(void *ctx, uint8_t attr);
 
     void (*power)(void *ctx, uint8_t part, uint8_t on);
+    /* Whether the radio acknowledges unicasts addressed to the node (on at boot). A
+     * node without room for what it would forward withholds acks and keeps listening:
+     * senders keep their packets and hear it make room. May be NULL (the radio always
+     * acks): the core then stops listening instead while it has no room. */
+    void (*radio_acks)(void *ctx, uint8_t on);
     void (*leds)(void *ctx, uint8_t bits);
     uint16_t (*rand16)(void *ctx);
+    void (*observe)(void *ctx, const mote_observation *obs); /* may be NULL */
 } mote_hal;
 
 #endif /* MOTE_HAL_H */

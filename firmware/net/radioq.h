@@ -37,7 +37,7 @@
 #include "mhop.h"
 
 #define RADIOQ_MAX_LEN 8u /* at most 8: slot occupancy is one byte of bits */
-#define RADIOQ_DEFAULT_LEN 5u
+#define RADIOQ_DEFAULT_LEN RADIOQ_MAX_LEN /* a relay buffers what it can; `qlen 5` as in the paper */
 #define RADIOQ_PAYLOAD_MAX MHOP_PAYLOAD_MAX /* 42 */
 #define RADIOQ_HISTORY 8u
 #define RADIOQ_SCORE_MAX 0xFFFFu

@@ -60,7 +60,7 @@
 
 #define ROUTING_MAX_NEIGHBORS 10u
 #define ROUTING_DUP_RING 8u
-#define ROUTING_MAX_DEPTH 32u          /* deeper is treated as unrouted (breaks count-to-infinity) */
+#define ROUTING_MAX_DEPTH 254u         /* 0xFF is 'no route': every 8-bit depth is usable */
 #define ROUTING_DEPTH_NONE MHOP_HOPCOUNT_INVALID
 #define ROUTING_PARENT_NONE TOS_BCAST_ADDR
 #define ROUTING_QUALITY_INIT 128u      /* link quality after the first packet heard */

@@ -21,7 +21,32 @@ int16_t arith_apply(uint8_t op, int16_t value, int16_t constant)
     }
 }
 
-uint8_t sel_compare(uint8_t op, int16_t lhs, int16_t rhs)
+int32_t arith_apply32(uint8_t op, int32_t value, int32_t constant)
+{
+    uint32_t v = (uint32_t)value, c = (uint32_t)constant;
+    switch (op) {
+    case FOP_TIMES:
+        return wrap32(v * c);
+    case FOP_DIVIDE:
+        if (constant == 0)
+            return value;
+        return constant == -1 ? wrap32(0u - v) : value / constant; /* INT32_MIN / -1 wraps */
+    case FOP_ADD:
+        return wrap32(v + c);
+    case FOP_SUBTRACT:
+        return wrap32(v - c);
+    case FOP_MOD:
+        if (constant == 0)
+            return value;
+        return constant == -1 ? 0 : value % constant;
+    case FOP_RSHIFT:
+        return constant < 0 ? value : asr32(value, (uint8_t)(constant > 31 ? 31 : constant));
+    default:
+        return value;
+    }
+}
+
+uint8_t sel_compare(uint8_t op, int32_t lhs, int32_t rhs)
 {
     switch (op) {
     case SEL_EQ:

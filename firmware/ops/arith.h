@@ -7,6 +7,11 @@
  * with the constant as int16. Results wrap modulo 2^16 as on the AVR; a
  * division or modulo by zero leaves the value unchanged (the mote would trap
  * or return garbage; there is no error channel on the data path).
+ *
+ * A query in the wide layout (query.wide, ops/agg.h) takes the field's value
+ * as read (int32) and applies the same operators in 32-bit signed arithmetic
+ * (arith_apply32): C's truncating / and %, arithmetic >>, a zero divisor leaves
+ * the value unchanged, results wrap modulo 2^32 (never undefined behaviour).
  */
 #ifndef MOTE_OPS_ARITH_H
 #define MOTE_OPS_ARITH_H
@@ -49,10 +54,20 @@ static inline int32_t asr32(int32_t v, uint8_t bits)
     return v < 0 ? -(int32_t)(((uint32_t)(-(v + 1)) >> bits) + 1u) : (int32_t)((uint32_t)v >> bits);
 }
 
+/* Wrap any 32-bit pattern to int32 without implementation-defined conversion. */
+static inline int32_t wrap32(uint32_t u)
+{
+    return u <= (uint32_t)INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
+}
+
+/* TinyDB's 16-bit field arithmetic (narrow layout). */
 int16_t arith_apply(uint8_t op, int16_t value, int16_t constant);
 
-/* Numeric selection: (lhs <op> rhs) as int16. */
-uint8_t sel_compare(uint8_t op, int16_t lhs, int16_t rhs);
+/* The same operators in 32-bit signed arithmetic (wide layout). */
+int32_t arith_apply32(uint8_t op, int32_t value, int32_t constant);
+
+/* Numeric selection: (lhs <op> rhs); narrow callers pass int16 values. */
+uint8_t sel_compare(uint8_t op, int32_t lhs, int32_t rhs);
 
 /*
  * String selection as the mote does it: sign of strcmp(constant, field)

@@ -13,7 +13,11 @@
 
 #include <stdint.h>
 
-/* 1 if `theirs` (a sibling's state for aggregate `op`) makes `mine` redundant. */
-uint8_t snoop_dominates(uint8_t op, const uint8_t *mine, const uint8_t *theirs);
+/*
+ * 1 if `theirs` (a sibling's record state for aggregate `op`) makes `mine`
+ * redundant; both in the query's layout (`wide`, ops/agg.h), values compared
+ * at full width.
+ */
+uint8_t snoop_dominates(uint8_t op, uint8_t wide, const uint8_t *mine, const uint8_t *theirs);
 
 #endif /* MOTE_OPS_SNOOP_H */

@@ -146,6 +146,9 @@ static uint8_t claim_slot(query_table *t, const uint8_t *msg)
     q->epoch_units = get_i16(msg + QMSG_EPOCH);
     q->num_epochs = 0;
     q->tuple_bytes = 0;
+    q->epoch_base = 0;
+    q->base_known = 0;
+    q->wide = 0; /* until a trailer says so (query/trailer.h) */
     return i;
 }
 

@@ -81,10 +81,18 @@ typedef struct query {
     uint8_t has_agg;         /* any expression other than a selection */
     int16_t epoch_units;     /* 10-ms units, or QUERY_EPOCH_ONCE */
     uint16_t num_epochs;     /* FOR clause; 0 = unbounded */
+    uint32_t epoch_base;     /* K: epoch e starts at (K + e - 1) x epoch length (core/schedule.h) */
+    uint8_t base_known;      /* QUERY_BASE_*: where epoch_base came from */
+    uint8_t wide;            /* aggregate state layout (ops/agg.h): 0 narrow, 1 wide */
     uint8_t tuple_bytes;     /* sum of field sizes (tuples only) */
     uint8_t fields[QUERY_MAX_FIELDS]; /* catalog ids, CATALOG_NULL_ATTR if unknown */
     qexpr exprs[QUERY_MAX_EXPRS];
 } query;
+
+/* query.base_known */
+#define QUERY_BASE_NONE 0u    /* not known yet */
+#define QUERY_BASE_GUESSED 1u /* counted from the node's own start: no trailer came */
+#define QUERY_BASE_SET 2u     /* chosen by the root, carried in the query's trailer */
 
 #define QUERY_IS_AGG_EXPR(e) ((e)->kind == QEXPR_AGG || (e)->kind == QEXPR_TEMPORAL_AGG)
 

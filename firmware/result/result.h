@@ -7,7 +7,8 @@
  *
  * qrType 2 (tuple):  d = qid | numFields | notNull u32 | values in field order,
  *                    each sized by its wire type, NULL fields take no bytes.
- * qrType 3 (record): d = groupNo i16 | exprIdx | partial state (agg.h layout).
+ * qrType 3 (record): d = groupNo i16 | exprIdx | partial state (ops/agg.h: the
+ *                    query's narrow or wide layout, agg_wire_size() bytes).
  * Bytes not covered by a field are zero, so equal results encode equally.
  */
 #ifndef MOTE_RESULT_RESULT_H

@@ -79,4 +79,22 @@ static inline void t_agg(uint8_t *m, int qid, int nf, int ne, int epoch, int idx
     t_put16(m + 36, fconst);
 }
 
+/* motebase's trailer in bytes 40..48 of a 49-byte part (query/trailer.h), spelled
+ * out from its layout: 'm' 'b' version flags base(u32) check. */
+#define T_QMSG_TRAILED_LEN 49
+static inline void t_trailer(uint8_t *m, int flags, uint32_t base)
+{
+    int i;
+    uint8_t x = 0x5A;
+    m[40] = 'm';
+    m[41] = 'b';
+    m[42] = 1;
+    m[43] = (uint8_t)flags;
+    for (i = 0; i < 4; i++)
+        m[44 + i] = (uint8_t)(base >> (8 * i));
+    for (i = 40; i < 48; i++)
+        x ^= m[i];
+    m[48] = x;
+}
+
 #endif /* MOTE_TESTS_QMSG_H */

@@ -112,6 +112,10 @@ static void test_malformed_parts_leave_others_intact(void)
     CHECK_EQ(feed(m), QASM_REJECTED);
     t_agg(m, 9, 2, 1, 100, 0, AGG_WINSUM, 0, 0xFFFF, 0, 0, 20, 1, 0, 0); /* window too big */
     CHECK_EQ(feed(m), QASM_REJECTED);
+    t_agg(m, 9, 2, 1, 100, 0, AGG_WINSUM, 0, 0xFFFF, 0, 0, 0, 1, 0, 0); /* window of no epochs */
+    CHECK_EQ(feed(m), QASM_REJECTED);
+    t_agg(m, 9, 2, 1, 100, 0, AGG_WINAVG, 0, 0xFFFF, 0, 0, 3, 0, 0, 0); /* never slides */
+    CHECK_EQ(feed(m), QASM_REJECTED);
     t_agg(m, 9, 2, 1, 100, 0, AGG_SUM, 0, 4, 0, 0, 0, 0, 0, 0); /* grouping field */
     CHECK_EQ(feed(m), QASM_REJECTED);
     t_field(m, 9, 2, 1, 0, 1, "temp"); /* epoch 0 */

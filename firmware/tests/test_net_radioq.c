@@ -73,6 +73,7 @@ static void test_naive(void)
     uint16_t ep;
 
     radioq_init(&q, NULL, NULL);
+    radioq_set_len(&q, 5); /* the paper's experiments */
     for (ep = 1; ep <= 5; ep++) {
         push(&q, 1, 4, ep, 10, 1);
     }
@@ -122,6 +123,7 @@ static void test_winavg(void)
     radioq_entry out;
 
     radioq_init(&q, average, &log);
+    radioq_set_len(&q, 5); /* the paper's experiments */
     radioq_set_policy(&q, RADIOQ_WINAVG);
     radioq_set_len(&q, 3);
     push(&q, 1, 4, 1, 10, 1);
@@ -149,6 +151,7 @@ static void test_winavg(void)
     push(&q, 1, 4, 9, 0, 0);
     CHECK_EQ(radioq_get_stats(&q)->dropped, 1);
     radioq_init(&q, NULL, NULL);
+    radioq_set_len(&q, 5); /* the paper's experiments */
     radioq_set_policy(&q, RADIOQ_WINAVG);
     radioq_set_len(&q, 1);
     push(&q, 1, 4, 1, 0, 1);
@@ -161,6 +164,7 @@ static void test_delta_order_and_eviction(void)
     radioq_entry out;
 
     radioq_init(&q, NULL, NULL);
+    radioq_set_len(&q, 5); /* the paper's experiments */
     radioq_set_policy(&q, RADIOQ_DELTA);
     radioq_set_len(&q, 3);
     /* nothing delivered yet for node 4: every entry scores RADIOQ_SCORE_MAX, FIFO among them */
@@ -191,6 +195,7 @@ static void test_delta_streams_are_separate(void)
     radioq q;
 
     radioq_init(&q, NULL, NULL);
+    radioq_set_len(&q, 5); /* the paper's experiments */
     radioq_set_policy(&q, RADIOQ_DELTA);
     push(&q, 1, 4, 1, 0, 1);
     push(&q, 1, 5, 1, 0, 1);
@@ -214,6 +219,7 @@ static void test_delta_history_ring(void)
     uint16_t origin;
 
     radioq_init(&q, NULL, NULL);
+    radioq_set_len(&q, 5); /* the paper's experiments */
     radioq_set_policy(&q, RADIOQ_DELTA);
     for (origin = 1; origin <= RADIOQ_HISTORY + 1; origin++) {
         push(&q, 1, origin, 1, 5, 1);
@@ -233,6 +239,7 @@ static void test_set_len_shrinks(void)
     uint16_t ep;
 
     radioq_init(&q, NULL, NULL);
+    radioq_set_len(&q, 5); /* the paper's experiments */
     radioq_set_len(&q, RADIOQ_MAX_LEN);
     for (ep = 1; ep <= RADIOQ_MAX_LEN; ep++) {
         push(&q, 1, 4, ep, 0, 1);
@@ -246,6 +253,7 @@ static void test_set_len_shrinks(void)
 
     /* DELTA keeps the highest scores */
     radioq_init(&q, NULL, NULL);
+    radioq_set_len(&q, 5); /* the paper's experiments */
     radioq_set_policy(&q, RADIOQ_DELTA);
     push(&q, 1, 4, 1, 0, 1);
     pop_epoch(&q);

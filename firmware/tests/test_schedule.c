@@ -1,30 +1,70 @@
-/* Epoch boundaries and slot times of the slotted schedule (core/schedule.h). */
+/* Epoch numbers, interval times and down slots of the schedule (core/schedule.h). */
 #include "check.h"
 #include "core/schedule.h"
 
-int main(int argc, char **argv)
+static void test_units_and_intervals(void)
 {
-    (void)argc;
     /* 10-ms units honoured exactly: 102 units = 1020 ms, not 768 (A2) */
     CHECK_EQ(sched_epoch_ms(102), 1020);
     CHECK_EQ(sched_epoch_ms(0x7FFF), SCHED_ONCE_MS);
     CHECK_EQ(sched_interval_ms(1600), 1600 / SCHED_INTERVALS);
-    CHECK_EQ(SCHED_INTERVALS, 8); /* bound 6: 125-ms intervals at 1 s (core/schedule.h) */
+    CHECK_EQ(SCHED_INTERVALS, 8); /* 125-ms intervals at 1 s */
     CHECK_EQ(sched_interval_ms(5), 1);
-    CHECK_EQ(sched_next_boundary(0, 1000), 0);
-    CHECK_EQ(sched_next_boundary(1, 1000), 1000);
-    CHECK_EQ(sched_next_boundary(2500, 1000), 3000);
-    CHECK_EQ(sched_next_boundary(3000, 1000), 3000);
     /* epoch [3200, 4800), 8 intervals of 200 ms counted back from the end */
     CHECK_EQ(sched_interval_start(3200, 1600, 0), 4600); /* root transmits last */
     CHECK_EQ(sched_interval_start(3200, 1600, 1), 4400); /* depth 1 transmits, root listens */
-    CHECK_EQ(sched_interval_start(3200, 1600, 2), 4200);
-    CHECK_EQ(sched_interval_start(3200, 1600, SCHED_MAX_DEPTH + 1), 3200); /* deepest listen */
+    CHECK_EQ(sched_interval_start(3200, 1600, 7), 3200);
+    /* deeper levels continue back into earlier epochs' time: no clamp */
+    CHECK_EQ(sched_interval_start(3200, 1600, 9), 2800);
     CHECK_EQ(sched_slot_depth(3), 3);
-    CHECK_EQ(sched_slot_depth(40), SCHED_MAX_DEPTH);
-    CHECK_EQ(sched_slot_depth(0xFF), SCHED_MAX_DEPTH);
+    CHECK_EQ(sched_slot_depth(40), 40);
+    CHECK_EQ(sched_slot_depth(254), 254);
+    CHECK_EQ(sched_slot_depth(0xFF), SCHED_UNROUTED_SLOT);
+}
+
+static void test_epoch_numbers(void)
+{
+    /* The root starts epoch 1 a start delay and at least one epoch after `now`. */
+    CHECK_EQ(sched_start_base(10000, 1000), 15); /* 10000 + 4096 -> boundary 15000 */
+    CHECK_EQ(sched_start_base(10000, 8000), 3);  /* 10000 + 8000 -> boundary 24000 */
+    CHECK_EQ(sched_label_start(15, 1000, 1), 15000);
+    CHECK_EQ(sched_label_start(15, 1000, 4), 18000);
+    /* A new rate numbers on: epoch 7 starts at 21000 with 500-ms epochs. */
+    CHECK_EQ(sched_label_start(sched_rebase(21000, 500, 7), 500, 7), 21000);
+    CHECK_EQ(sched_label_start(sched_rebase(21000, 500, 7), 500, 8), 21500);
+    /* Next epoch to work on: depth 0 begins 2 intervals before the end (children's). */
+    CHECK_EQ(sched_next_label(14000, 15, 1000, 0, 1), 1); /* before the start: epoch 1 */
+    CHECK_EQ(sched_next_label(15000, 15, 1000, 0, 1), 1); /* 15750 still ahead */
+    CHECK_EQ(sched_next_label(15800, 15, 1000, 0, 1), 2); /* epoch 1's work began */
+    CHECK_EQ(sched_next_label(15800, 15, 1000, 0, 5), 5); /* never one already done */
+    /* Depth 20: work on epoch e starts 22 intervals (2.75 epochs) before its end. */
+    CHECK_EQ(sched_next_label(13000, 15, 1000, 20, 1), 1); /* 16000 - 2750 = 13250 ahead */
+    CHECK_EQ(sched_next_label(14000, 15, 1000, 20, 1), 2); /* passed: epoch 2, at 14250 */
+    CHECK_EQ(sched_next_label(14300, 15, 1000, 20, 1), 3);
+}
+
+static void test_down_slots(void)
+{
+    /* Slot of depth d starts d x 32 ms into every 1024-ms control period. */
+    CHECK_EQ(sched_down_offset(2048, 0), 0);
+    CHECK_EQ(sched_down_offset(2048 + 31, 0), 31);
+    CHECK_EQ(sched_down_offset(2048 + 32, 1), 0);
+    CHECK_EQ(sched_down_offset(2048 + 10, 1), SCHED_CTL_PERIOD_MS - 22);
+    /* depth 40 wraps: 1280 % 1024 = 256 */
+    CHECK_EQ(sched_down_offset(2048 + 256, 40), 0);
+    CHECK_EQ(sched_down_offset(0xFFFFFC00u + 5, 0), 5); /* across the clock's wrap */
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    test_units_and_intervals();
+    test_epoch_numbers();
+    test_down_slots();
     CHECK(sched_due(100, 100));
     CHECK(!sched_due(101, 100));
     CHECK(sched_due(0xFFFFFFF0u, 5)); /* across the wrap */
+    CHECK(sched_within(105, 100, 10));
+    CHECK(!sched_within(110, 100, 10));
     return check_report(argv[0]);
 }

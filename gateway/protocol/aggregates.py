@@ -1,10 +1,31 @@
-"""Aggregate partial-state records, wire format §9.1 and §9.3.
+"""Aggregate partial-state records, wire format §9.1 and §9.3, and motebase's wide layouts.
 
 A QueryResult of ``qrType`` 3 carries one group record: ``groupNo``, ``exprIdx`` and the
 raw partial state of that aggregate expression. The state's layout depends on the
-aggregate (the ``op`` of the expression) and, for windowed aggregates, on the window
-``w = args[0]`` and slide ``s = args[1]``: the ring holds ``w - s`` entries (one when
-``w <= s``). Neither is on the wire next to the state, so decoding needs the query.
+aggregate (the ``op`` of the expression), on the query's layout, and for windowed
+aggregates on the window ``w = args[0]`` and slide ``s = args[1]``. None of these is on the
+wire next to the state, so decoding needs the query.
+
+Two layouts (firmware/ops/agg.h has the same table):
+
+- **narrow** (``wide=False``): TinyDB 1.x's 16-bit states, what an unmodified mote sends
+  and the Java tools read. Windows carry ``lastResult``, TinyDB's ring meta (head, tail,
+  size, nvals, epochsLeft) and a ring of ``w - s`` entries (one when ``w <= s``) of the
+  node's own per-epoch contributions; only ``lastResult`` is ever read.
+- **wide** (``wide=True``): motebase motes on both ends. 16 bits overflow in ordinary
+  deployments (100 nodes of light 200-800 sum past 2^15; ``WINAVG(light, 8, 4)`` over 25
+  nodes sums 8 epochs of each), so values are int32 and counts uint32. A window sends
+  only its window result, in its operation's layout (its ring stays on the mote), and
+  EXPAVG sends the epoch's own ``{sum, count}``; the gateway smooths it across epochs
+  (:func:`gateway.finalize.expavg_step`). Per-reading arithmetic is 32-bit on those
+  motes too.
+
+  ==========================  ==========================================
+  SUM, WINSUM                 value int32                          (4 B)
+  CNT, WINCNT                 count uint32                         (4 B)
+  MIN, MAX, WINMIN, WINMAX    value int32, id uint16               (6 B)
+  AVG, WINAVG, EXPAVG         sum int32, count uint32              (8 B)
+  ==========================  ==========================================
 
 Windowed rings of WINSUM/WINMIN/WINMAX/WINCNT: TinyDB 1.x stores ``uint8`` samples
 (quirk A13, truncating 16-bit readings). motebase does not reproduce that quirk
@@ -63,6 +84,26 @@ TrendState = cs.Struct(
     "value" / cs.Int16sl, "lastVal" / cs.Int16sl, "trend" / cs.Int16sl, "epochsLeft" / cs.Int8ul
 )
 
+#: The wide layouts (motebase motes on both ends; module docstring).
+WideValueState = cs.Struct("value" / cs.Int32sl)
+WideCountState = cs.Struct("count" / cs.Int32ul)
+WideExtremeState = cs.Struct("value" / cs.Int32sl, "id" / cs.Int16ul)
+WideAvgState = cs.Struct("sum" / cs.Int32sl, "count" / cs.Int32ul)
+
+_WIDE_STATES: dict[AggOp, cs.Construct] = {
+    AggOp.SUM: WideValueState,
+    AggOp.WINSUM: WideValueState,
+    AggOp.CNT: WideCountState,
+    AggOp.WINCNT: WideCountState,
+    AggOp.MIN: WideExtremeState,
+    AggOp.MAX: WideExtremeState,
+    AggOp.WINMIN: WideExtremeState,
+    AggOp.WINMAX: WideExtremeState,
+    AggOp.AVG: WideAvgState,
+    AggOp.WINAVG: WideAvgState,
+    AggOp.EXPAVG: WideAvgState,
+}
+
 _FIXED_STATES: dict[AggOp, cs.Construct] = {
     AggOp.SUM: ValueIdState,
     AggOp.MIN: ValueIdState,
@@ -100,35 +141,44 @@ def window_state(op: AggOp, args: Sequence[int], ring_entry: RingEntry = "int16"
 
 
 def state_struct(
-    op: int, args: Sequence[int] = (), ring_entry: RingEntry = "int16"
+    op: int, args: Sequence[int] = (), ring_entry: RingEntry = "int16", wide: bool = False
 ) -> cs.Construct | None:
-    """The construct of ``op``'s partial state, or None for aggregates without a layout here
-    (NOOP, WINRAND, ADPDELTA, WAVELET: not wired in a default build)."""
+    """The construct of ``op``'s partial state in the narrow (TinyDB) or ``wide`` layout, or
+    None for aggregates without a layout here (NOOP, WINRAND, ADPDELTA, WAVELET: not wired
+    in a default build; DELTA and TREND in the wide layout)."""
     try:
         agg = AggOp(op)
     except ValueError:
         return None
+    if wide:
+        return _WIDE_STATES.get(agg)
     if agg in WINDOWED:
         return window_state(agg, args, ring_entry)
     return _FIXED_STATES.get(agg)
 
 
-def state_size(op: int, args: Sequence[int] = (), ring_entry: RingEntry = "int16") -> int | None:
-    con = state_struct(op, args, ring_entry)
+def state_size(
+    op: int, args: Sequence[int] = (), ring_entry: RingEntry = "int16", wide: bool = False
+) -> int | None:
+    con = state_struct(op, args, ring_entry, wide)
     return None if con is None else int(con.sizeof())
 
 
 def decode_state(
-    op: int, state: bytes, args: Sequence[int] = (), ring_entry: RingEntry = "int16"
+    op: int,
+    state: bytes,
+    args: Sequence[int] = (),
+    ring_entry: RingEntry = "int16",
+    wide: bool = False,
 ) -> dict[str, Any]:
     """Decode the partial state of aggregate ``op``; trailing bytes are ignored.
 
     Aggregates without a known layout come back as ``{"raw": state}``.
     """
-    con = state_struct(op, args, ring_entry)
+    con = state_struct(op, args, ring_entry, wide)
     if con is None:
         return {"raw": bytes(state)}
-    kind = f"{_name(op)} partial state"
+    kind = f"{_name(op)} {'wide ' if wide else ''}partial state"
     size = int(con.sizeof())
     if len(state) < size:
         raise DecodeError(kind, f"needs {size} bytes, got {len(state)}", offset=len(state))
@@ -136,15 +186,19 @@ def decode_state(
 
 
 def encode_state(
-    op: int, state: Mapping[str, Any], args: Sequence[int] = (), ring_entry: RingEntry = "int16"
+    op: int,
+    state: Mapping[str, Any],
+    args: Sequence[int] = (),
+    ring_entry: RingEntry = "int16",
+    wide: bool = False,
 ) -> bytes:
-    con = state_struct(op, args, ring_entry)
+    con = state_struct(op, args, ring_entry, wide)
     if con is None:
         raw = state.get("raw")
         if not isinstance(raw, (bytes, bytearray)):
             raise EncodeError(f"aggregate {op}", "no known state layout; give {'raw': bytes}")
         return bytes(raw)
-    return build(f"{_name(op)} partial state", con, state)
+    return build(f"{_name(op)} {'wide ' if wide else ''}partial state", con, state)
 
 
 def _name(op: int) -> str:

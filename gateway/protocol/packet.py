@@ -46,6 +46,7 @@ class ResultSchema:
     field_types: tuple[int, ...] = ()
     aggregates: Mapping[int, AggregateSchema] = field(default_factory=dict)  # by exprIdx
     ring_entry: RingEntry = "int16"
+    wide: bool = False  # aggregate states in motebase's wide layout (protocol/aggregates.py)
 
 
 #: Schemas by qid; a plain sequence of wire types means "tuples of these types".
@@ -160,5 +161,5 @@ def decode_result_body(result: dict[str, Any], schema: ResultSchema) -> dict[str
     elif result["qrType"] == QrType.AGG_SINGLE_FIELD and d["exprIdx"] in schema.aggregates:
         agg = schema.aggregates[d["exprIdx"]]
         d["op"] = agg.op
-        d["state"] = decode_state(agg.op, d["state"], agg.args, schema.ring_entry)
+        d["state"] = decode_state(agg.op, d["state"], agg.args, schema.ring_entry, schema.wide)
     return result

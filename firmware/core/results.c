@@ -1,0 +1,136 @@
+#include "results.h"
+
+#include "../result/result.h"
+#include "processing.h"
+#include "runs.h"
+#include "sharing.h"
+#include "stops.h"
+#include "timesync.h"
+#include "txpath.h"
+
+/*
+ * A result of a query this node does not run: a stopped one's straggler gets a
+ * DEL (core/stops.h) -- also while the query drains here, the DEL having missed
+ * it; an unknown one, from a neighbour running it, makes the node ask for the
+ * parts it lacks (core/sharing.h).
+ */
+static void heard_unknown_result(mote_state *st, uint8_t qid, uint16_t from)
+{
+    uint8_t slot = qtable_find(&st->queries, qid);
+    if (stops_has(st, qid) || (st->id == MOTE_ROOT_ID && slot == QUERY_SLOTS))
+        stops_on_straggler(st, qid);
+    else
+        share_on_result(st, qid, from);
+}
+
+static int16_t forward_key(const mote_state *st, const qr_view *v, const uint8_t *qr)
+{
+    uint8_t slot = qtable_find(&st->queries, v->qid);
+    if (v->type == QR_AGG_RECORD)
+        return (int16_t)((uint16_t)v->state[0] | (uint16_t)v->state[1] << 8);
+    return slot < QUERY_SLOTS && v->type == QR_TUPLE ? qr_tuple_key(qr, &st->queries.slot[slot])
+                                                     : 0;
+}
+
+/*
+ * A child's record joins the state of the epoch it was sampled in, and only
+ * while ours for that epoch has not gone out (core/schedule.h): one that comes
+ * later, or for another epoch, would count the child in the wrong epoch.
+ */
+static uint8_t record_is_late(const mote_state *st, uint8_t slot, const qr_view *v)
+{
+    return st->run[slot].emitted || v->epoch != st->run[slot].epoch;
+}
+
+static void on_result_for_me(mote_state *st, const mhop_header *mh, const qr_view *v,
+                             const uint8_t *qr)
+{
+    routing_verdict verdict;
+    uint8_t slot;
+    /* Heard without an ack (no room, report_power): the sender keeps it and sends it
+     * again; taking it now would also mark the resend a duplicate. */
+    if (st->power & POWER_ACKS_OFF)
+        return;
+    verdict = routing_should_forward(&st->rt, mh);
+    if (verdict == ROUTING_DROP_DUP || verdict == ROUTING_DROP_CYCLE)
+        return;
+    /* A child still routes through us, awake right after its send: our beacon (depth
+     * 0xFF) tells it to look elsewhere, before a stale depth of its subtree lures us in. */
+    if (verdict == ROUTING_DROP_NO_ROUTE && routing_searching(&st->rt))
+        st->beacon_due = 1;
+    st->child_epochs = CHILD_MEMORY_EPOCHS;
+    if (v->type == QR_TUPLE) /* more may follow: the activity tail */
+        st->hold_until = mote_now(st) + ACTIVITY_HOLD_MS;
+    slot = run_slot_of(st, v->qid);
+    if (slot == QUERY_SLOTS)
+        heard_unknown_result(st, v->qid, mh->sourceaddr);
+    if (slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD) {
+        if (record_is_late(st, slot, v))
+            st->stats.records_late++;
+        else
+            proc_merge(st, slot, v); /* TAG: folded into our own record, not forwarded */
+        return;
+    }
+    if (verdict == ROUTING_ACCEPT && tx_result(st, qr, mh->originaddr, forward_key(st, v, qr)))
+        st->stats.results_forwarded++;
+}
+
+static void on_result_overheard(mote_state *st, const tos_header *tos, const mhop_header *mh,
+                                const qr_view *v)
+{
+    uint16_t parent = routing_parent(&st->rt);
+    uint8_t slot = run_slot_of(st, v->qid);
+    uint8_t from_parent = mh->sourceaddr == parent && mh->originaddr == mh->sourceaddr;
+    if (from_parent || mh->sourceaddr == MOTE_ROOT_ID) {
+        timesync_adopt(st, v->time_ms);
+        slot = run_slot_of(st, v->qid);
+    }
+    if (slot == QUERY_SLOTS)
+        heard_unknown_result(st, v->qid, mh->sourceaddr);
+    if (slot < QUERY_SLOTS && parent != ROUTING_PARENT_NONE && tos->addr == parent &&
+        mh->sourceaddr != st->id)
+        proc_snoop(st, slot, v);
+}
+
+/*
+ * A new depth is news for the neighbours (a node just routed gives its own
+ * neighbours a route): beacon soon rather than at the end of the period, so a
+ * tree of depth d forms in d short delays, not d beacon periods. With queries
+ * running the beacon rides on the next transmit interval as usual.
+ */
+static void route_changed(mote_state *st)
+{
+    uint32_t soon = mote_now(st) + st->hal->rand16(st->hal->ctx) % BEACON_TRIGGER_SPREAD_MS;
+    if (run_any(st))
+        st->beacon_due = 1;
+    else if ((int32_t)(st->next_beacon_at - soon) > 0)
+        st->next_beacon_at = soon;
+}
+
+void results_receive(mote_state *st, const tos_header *tos, const uint8_t *data)
+{
+    mhop_header mh;
+    qr_view v;
+    const uint8_t *body = data + MHOP_HEADER_LEN;
+    uint8_t body_len, depth;
+    if (tos->length < MHOP_HEADER_LEN)
+        return;
+    body_len = (uint8_t)(tos->length - MHOP_HEADER_LEN);
+    mhop_header_unpack(&mh, data);
+    depth = routing_depth(&st->rt);
+    routing_on_packet(&st->rt, tos, &mh, body, body_len);
+    if (routing_depth(&st->rt) != depth)
+        route_changed(st);
+    if (mh.sourceaddr == routing_parent(&st->rt) && st->id != MOTE_ROOT_ID) {
+        tx_parent_heard(st);
+        run_parent_heard(st);
+    }
+    if (tos->type != AM_DATA || !qr_decode(&v, body, body_len))
+        return;
+    if (tos->addr == st->id ||
+        (st->id == MOTE_ROOT_ID && tos->addr == TOS_BCAST_ADDR &&
+         mh.hopcount == MHOP_HOPCOUNT_INVALID))
+        on_result_for_me(st, &mh, &v, body);
+    else
+        on_result_overheard(st, tos, &mh, &v);
+}

@@ -1,0 +1,103 @@
+#include "stops.h"
+
+#include "../query/assembly.h"
+#include "schedule.h"
+#include "txpath.h"
+
+#define DEL_TTL 3u /* u.ttl of a DEL, as the Java tool sends it */
+
+void stops_init(mote_state *st)
+{
+    uint8_t i;
+    for (i = 0; i < STOPS_REMEMBERED; i++)
+        st->stops.qid[i] = QUERY_NO_QID;
+    st->stops.head = 0;
+    st->stops.due = 0;
+    st->stops.del_after = mote_now(st);
+}
+
+static uint8_t index_of(const mote_state *st, uint8_t qid)
+{
+    uint8_t i;
+    for (i = 0; i < STOPS_REMEMBERED; i++)
+        if (st->stops.qid[i] == qid)
+            return i;
+    return STOPS_REMEMBERED;
+}
+
+uint8_t stops_has(const mote_state *st, uint8_t qid)
+{
+    return qid != QUERY_NO_QID && index_of(st, qid) < STOPS_REMEMBERED;
+}
+
+void stops_remember(mote_state *st, uint8_t qid)
+{
+    uint8_t i;
+    if (qid == QUERY_NO_QID || stops_has(st, qid))
+        return;
+    i = st->stops.head;
+    st->stops.qid[i] = qid;
+    st->stops.due &= (uint8_t)~(1u << i);
+    st->stops.head = (uint8_t)((i + 1u) % STOPS_REMEMBERED);
+}
+
+void stops_forget(mote_state *st, uint8_t qid)
+{
+    uint8_t i = index_of(st, qid);
+    if (i < STOPS_REMEMBERED) {
+        st->stops.qid[i] = QUERY_NO_QID;
+        st->stops.due &= (uint8_t)~(1u << i);
+    }
+}
+
+void stops_on_straggler(mote_state *st, uint8_t qid)
+{
+    uint8_t i;
+    if (qid == QUERY_NO_QID)
+        return;
+    if (st->id == MOTE_ROOT_ID)
+        stops_remember(st, qid); /* the root runs what the gateway runs: nothing else */
+    i = index_of(st, qid);
+    if (i < STOPS_REMEMBERED)
+        st->stops.due |= (uint8_t)(1u << i);
+}
+
+static void send_del(mote_state *st, uint8_t qid)
+{
+    uint8_t msg[TOS_DATA_LENGTH];
+    uint8_t i;
+    for (i = 0; i < TOS_DATA_LENGTH; i++)
+        msg[i] = 0;
+    msg[QMSG_QID] = qid;
+    msg[QMSG_FWD_NODE] = (uint8_t)(st->id & 0xFFu);
+    msg[QMSG_FWD_NODE + 1u] = (uint8_t)(st->id >> 8);
+    msg[QMSG_MSG_TYPE] = QMSG_DEL;
+    msg[QMSG_U] = DEL_TTL;
+    tx_control(st, TOS_BCAST_ADDR, AM_QUERY, msg, TOS_DATA_LENGTH);
+}
+
+void stops_pump(mote_state *st)
+{
+    uint8_t i;
+    uint32_t now = mote_now(st);
+    if (!st->stops.due || st->ctl_count == CTLQ_LEN || !sched_due(st->stops.del_after, now))
+        return;
+    for (i = 0; i < STOPS_REMEMBERED; i++)
+        if (st->stops.due & (1u << i)) {
+            st->stops.due &= (uint8_t)~(1u << i);
+            send_del(st, st->stops.qid[i]);
+            st->stops.del_after = now + SCHED_CTL_PERIOD_MS;
+            return;
+        }
+}
+
+uint8_t stops_list(const mote_state *st, uint8_t *out, uint8_t max)
+{
+    uint8_t n = 0, k;
+    for (k = 1; k <= STOPS_REMEMBERED && n < max; k++) {
+        uint8_t i = (uint8_t)((st->stops.head + STOPS_REMEMBERED - k) % STOPS_REMEMBERED);
+        if (st->stops.qid[i] != QUERY_NO_QID)
+            out[n++] = st->stops.qid[i];
+    }
+    return n;
+}

@@ -1,0 +1,46 @@
+/*
+ * stops.h - what a node remembers of stopped queries, and how it stops stragglers.
+ *
+ * A DEL travels the down wave (core/schedule.h) like a query part, and a node
+ * that misses every copy (a lossy link, asleep, rebooted, joined late) would
+ * run the query for ever, sampling and sending results nobody assembles --
+ * while the gateway might give the id to a new query. So:
+ *   - every node keeps the ids of the last STOPS_REMEMBERED queries it stopped
+ *     (or heard stopped), in a ring;
+ *   - a node that hears a result of a remembered query -- addressed to it or
+ *     overheard -- broadcasts a DEL for it down the wave (at most one DEL per
+ *     control period), so a straggler is told by whoever hears it;
+ *   - a DEL from upstream for a query the node does not know is remembered
+ *     and passed on once, so it reaches stragglers below nodes that already
+ *     forgot the query;
+ *   - the root is the authority: a result or a query request (AM 104) for a
+ *     query it does not run makes it remember that id and stop it.
+ * A late part of a remembered query from a neighbour that is not upstream
+ * must not revive it (TinyDB's mStoppedQid guard, mote.c); the PC reusing the
+ * id, through upstream, removes it from the ring. The root reports the ring
+ * as busy ids in its status reply, so the gateway does not reuse an id while
+ * its results may still arrive (core/commands.h).
+ */
+#ifndef MOTE_CORE_STOPS_H
+#define MOTE_CORE_STOPS_H
+
+#include <stdint.h>
+
+#include "mote_state.h"
+
+void stops_init(mote_state *st);
+uint8_t stops_has(const mote_state *st, uint8_t qid);
+void stops_remember(mote_state *st, uint8_t qid);
+void stops_forget(mote_state *st, uint8_t qid);
+
+/* A result of query `qid`, which this node does not run, was heard: if the id is
+ * remembered as stopped (or this is the root), a DEL for it is due. */
+void stops_on_straggler(mote_state *st, uint8_t qid);
+
+/* Queue a due DEL when the control queue has room and the period allows. */
+void stops_pump(mote_state *st);
+
+/* The remembered ids, newest first; returns how many were written (<= max). */
+uint8_t stops_list(const mote_state *st, uint8_t *out, uint8_t max);
+
+#endif /* MOTE_CORE_STOPS_H */

@@ -1,0 +1,124 @@
+"""motebase's extensions of TinyDB messages, carried where TinyDB never reads.
+
+TinyDB sends its messages in 49-byte payloads but reads only the struct at their start: a
+QueryMessage is 40 bytes, a StatusMessage 10. motebase motes put their extensions in the
+rest (design.md §1: an unmodified mote ignores them), each opened by the magic ``mb`` and a
+version, so stale bytes an unmodified mote left in its buffer do not pass for one.
+
+Query trailer, bytes 40..48 of an AM 101 payload (firmware/query/trailer.h)::
+
+    'm' 'b' | version 1 | flags | epoch base K u32 | check
+
+``flags``: ``wide`` -- the query's aggregates use motebase's 32-bit partial states
+(protocol/aggregates.py); ``has_base`` -- K is set: epoch e starts at (K + e - 1) x the
+epoch length in the motes' logical time (firmware/core/schedule.h). ``check`` is the XOR of
+the 8 bytes before it with 0x5A. The gateway sends the trailer (``wide``, no base: the root
+chooses it) only to a root that announced itself as a motebase mote.
+
+Status extension, bytes 10.. of a StatusMessage reply (firmware/core/commands.h)::
+
+    'm' 'b' | version 1 | capabilities | numBusy | busy[numBusy]
+
+``capabilities``: ``wide_states``, ``epoch_base``. ``busy``: queries that stopped or drain
+but whose results may still arrive; the gateway must not reuse their ids yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import reduce
+from typing import Any
+
+import construct as cs
+
+from gateway.protocol.codec import build, parse
+from gateway.protocol.errors import DecodeError
+from gateway.protocol.query import QUERY_MESSAGE_LEN
+from gateway.protocol.status import STATUS_LEN
+
+MAGIC = b"mb"
+VERSION = 1
+CHECK_SEED = 0x5A
+MAX_BUSY = 8
+
+
+def _check(data: bytes) -> int:
+    return reduce(lambda a, b: a ^ b, data, CHECK_SEED)
+
+
+_TrailerBody = cs.Struct(
+    "magic" / cs.Const(MAGIC),
+    "version" / cs.Const(VERSION, cs.Int8ul),
+    "flags" / cs.FlagsEnum(cs.Int8ul, wide=0x01, has_base=0x02),
+    "base" / cs.Int32ul,
+)
+
+QueryTrailer = cs.Struct(
+    "body" / cs.RawCopy(_TrailerBody),
+    "check" / cs.Checksum(cs.Int8ul, _check, cs.this.body.data),
+)
+TRAILER_LEN = QueryTrailer.sizeof()
+
+StatusExtension = cs.Struct(
+    "magic" / cs.Const(MAGIC),
+    "version" / cs.Const(VERSION, cs.Int8ul),
+    "capabilities" / cs.FlagsEnum(cs.Int8ul, wide_states=0x01, epoch_base=0x02),
+    "numBusy" / cs.Int8ul,
+    cs.Check(cs.this.numBusy <= MAX_BUSY),
+    "busy" / cs.Array(cs.this.numBusy, cs.Int8ul),
+)
+
+
+def add_trailer(message: bytes, *, wide: bool, base: int | None = None) -> bytes:
+    """A 40-byte QueryMessage with motebase's trailer after it (49 bytes)."""
+    if len(message) != QUERY_MESSAGE_LEN:
+        raise ValueError(f"a QueryMessage is {QUERY_MESSAGE_LEN} bytes, got {len(message)}")
+    body = {
+        "flags": {"wide": wide, "has_base": base is not None},
+        "base": base or 0,
+    }
+    return message + build("query trailer", QueryTrailer, {"body": {"value": body}})
+
+
+def parse_trailer(payload: bytes) -> dict[str, Any] | None:
+    """The trailer of an AM 101 payload as ``{"wide", "base"}`` (base None if unset), or
+    None if the payload carries none (a plain TinyDB part)."""
+    raw = payload[QUERY_MESSAGE_LEN : QUERY_MESSAGE_LEN + TRAILER_LEN]
+    if len(raw) < TRAILER_LEN:
+        return None
+    try:
+        trailer = parse("query trailer", QueryTrailer, raw)
+    except DecodeError:
+        return None
+    body = trailer["body"]["value"]
+    flags = body["flags"]
+    return {"wide": bool(flags["wide"]), "base": body["base"] if flags["has_base"] else None}
+
+
+def build_status_extension(
+    *, wide_states: bool = True, epoch_base: bool = True, busy: tuple[int, ...] = ()
+) -> bytes:
+    return build(
+        "status extension",
+        StatusExtension,
+        {
+            "capabilities": {"wide_states": wide_states, "epoch_base": epoch_base},
+            "numBusy": len(busy),
+            "busy": list(busy),
+        },
+    )
+
+
+def parse_status_extension(payload: bytes) -> dict[str, Any] | None:
+    """``{"wide_states", "epoch_base", "busy"}`` from a StatusMessage reply's payload, or
+    None if the replying mote is not a motebase mote."""
+    try:
+        ext = parse("status extension", StatusExtension, payload[STATUS_LEN:])
+    except DecodeError:
+        return None
+    caps: Mapping[str, Any] = ext["capabilities"]
+    return {
+        "wide_states": bool(caps["wide_states"]),
+        "epoch_base": bool(caps["epoch_base"]),
+        "busy": tuple(ext["busy"]),
+    }
