@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import click
 import numpy as np
@@ -92,17 +93,80 @@ def _summary(net, rows: int) -> Table:
     return table
 
 
-def _inject_query(console: Console, bridge, sql: str, after_ms: float) -> None:
-    """Runs the network (before the bridge serves it) until ``after_ms``, then sends the
+def _inject_queries(console: Console, bridge, sqls: tuple[str, ...], after_ms: float) -> None:
+    """Runs the network (before the bridge serves it) until ``after_ms``, then sends each
     query's parts a second apart, as the gateway does."""
     from emu.queries import query_frames
 
-    frames = query_frames(sql)
-    console.print(f"query after {after_ms / 1000:.0f} s of virtual time: {sql}")
     bridge.net.run_until(max(after_ms, bridge.net.now_ms))
-    for frame in frames:
-        bridge.write(frame)
-        bridge.net.run_for(1000.0)
+    for qid, sql in enumerate(sqls, start=1):
+        console.print(f"query {qid} after {bridge.net.now_ms / 1000:.0f} s of virtual time: {sql}")
+        for frame in query_frames(sql, qid):
+            bridge.write(frame)
+            bridge.net.run_for(1000.0)
+
+
+def _stop_points(specs: tuple[str, ...], queries: int) -> dict[int, int]:
+    """``--stop-after`` values: ``K`` (the first query) or ``N:K`` (query N, 1-based)."""
+    points: dict[int, int] = {}
+    for spec in specs:
+        index_text, _, epochs_text = spec.rpartition(":")
+        try:
+            index = int(index_text) if index_text else 1
+            epochs = int(epochs_text)
+        except ValueError:
+            raise click.BadParameter(
+                f"{spec!r} is not K or N:K", param_hint="--stop-after"
+            ) from None
+        if not 1 <= index <= queries or epochs < 1:
+            raise click.BadParameter(
+                f"{spec!r}: query {index} of {queries}, after at least 1 epoch",
+                param_hint="--stop-after",
+            )
+        points[index - 1] = epochs
+    return points
+
+
+def _run_experiment(
+    console: Console,
+    net,
+    sqls: tuple[str, ...],
+    stop_after: tuple[str, ...],
+    epochs: int,
+    warmup_ms: float,
+    out: Path | None,
+    truth: Path | None,
+    log: Path | None,
+) -> None:
+    """The gateway in this process, in virtual time: results, and the truth beside them."""
+    from emu.experiment import QueryRun, run_experiment, write_truth
+    from gateway.sinks import file_sinks
+    from gateway.tinysql import TinySQLError
+
+    stops = _stop_points(stop_after, len(sqls))
+    runs = [QueryRun(sql, stops.get(i)) for i, sql in enumerate(sqls)]
+    try:
+        sinks = file_sinks(out, log)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--out") from None
+    with console.status("running") as status:
+        try:
+            experiment = run_experiment(
+                net, runs, epochs=epochs, warmup_ms=warmup_ms, sinks=sinks, progress=status.update
+            )
+        except TinySQLError as exc:
+            raise click.ClickException(str(exc)) from None
+    if truth is not None:
+        write_truth(truth, experiment)
+    for outcome in experiment.outcomes:
+        assert outcome.truth is not None
+        console.print(
+            f"query {outcome.query.query_id}: {len(outcome.rows)} rows delivered, "
+            f"{len(outcome.truth.rows)} in the truth, complete through epoch "
+            f"{outcome.complete_through}: {outcome.query.sql}"
+        )
+    written = [str(p) for p in (out, truth, log) if p is not None]
+    console.print(f"{experiment.virtual_s:.1f} s of virtual time; wrote {', '.join(written)}")
 
 
 @click.command("emulate")
@@ -160,15 +224,47 @@ def _inject_query(console: Console, bridge, sql: str, after_ms: float) -> None:
 )
 @click.option(
     "--query",
-    "sql",
-    default=None,
-    help="Inject this TinySQL query (compiled by the gateway), parts a second apart.",
+    "sqls",
+    multiple=True,
+    help="A TinySQL query to run (repeat for concurrent queries). With --out, --truth or "
+    "--log the gateway runs in this process in virtual time; otherwise the parts are "
+    "injected into the served root, a second apart.",
 )
 @click.option(
     "--query-after",
     default="30s",
     show_default=True,
-    help="Virtual time run before --query is injected, so the routing tree forms first.",
+    help="Virtual time run before the first query, so the routing tree forms first.",
+)
+@click.option(
+    "--epochs",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="With --out/--truth/--log: epochs each query runs (counted at the root).",
+)
+@click.option(
+    "--stop-after",
+    multiple=True,
+    help="Stop a query mid-run: K (the first query after K epochs) or N:K (query N).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Results as `mote query --out` writes them (.jsonl or .csv).",
+)
+@click.option(
+    "--truth",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Ground truth JSONL: the rows a perfect network would deliver (for `mote accuracy`).",
+)
+@click.option(
+    "--log",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Durable result log directory, as `mote query --log` writes it.",
 )
 @click.option("--summary-rows", type=int, default=20, show_default=True)
 def emulate_cmd(
@@ -188,8 +284,13 @@ def emulate_cmd(
     link_table: str | None,
     lossless: bool,
     battery_j: float,
-    sql: str | None,
+    sqls: tuple[str, ...],
     query_after: str,
+    epochs: int,
+    stop_after: tuple[str, ...],
+    out: Path | None,
+    truth: Path | None,
+    log: Path | None,
     summary_rows: int,
 ) -> None:
     """Run an emulated mote network; its root's UART speaks TinyOS 1.x serial."""
@@ -216,6 +317,27 @@ def emulate_cmd(
         net = Network(config)
     except (ConfigError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
+    if out is not None or truth is not None or log is not None:
+        if not sqls:
+            raise click.UsageError("--out, --truth and --log need at least one --query")
+        if use_pty or sf_port is not None or realtime:
+            raise click.UsageError(
+                "--out/--truth/--log run in virtual time: no --pty, --sf, --realtime"
+            )
+        _run_experiment(
+            console,
+            net,
+            sqls,
+            stop_after,
+            epochs,
+            parse_duration(query_after) * 1000.0,
+            out,
+            truth,
+            log,
+        )
+        return
+    if stop_after:
+        raise click.UsageError("--stop-after needs --out, --truth or --log")
     bridge = SerialBridge(
         net, pty=use_pty, sf_port=sf_port, realtime=realtime, until_ms=until_ms, slice_ms=100.0
     )
@@ -228,8 +350,8 @@ def emulate_cmd(
     if bridge.sf_port is not None:
         console.print(f"SerialForwarder: [bold]127.0.0.1:{bridge.sf_port}[/]")
     started = time.monotonic()
-    if sql:
-        _inject_query(console, bridge, sql, parse_duration(query_after) * 1000.0)
+    if sqls:
+        _inject_queries(console, bridge, sqls, parse_duration(query_after) * 1000.0)
     totals: dict[str, int] = {}
     bridge.start()
     try:

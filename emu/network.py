@@ -39,6 +39,23 @@ COUNTERS = {
     "samples": lib.EMU_CNT_SAMPLES,
     "uart_bytes": lib.EMU_CNT_UART_BYTES,
 }
+#: One firmware hal.observe report (emu/csrc/emu_types.h ``emu_observation``).
+OBSERVATION_DTYPE = np.dtype(
+    [
+        ("t_us", "<u8"),
+        ("node", "<u4"),
+        ("epoch", "<u2"),
+        ("kind", "u1"),
+        ("qid", "u1"),
+        ("status", "u1"),
+        ("n_fields", "u1"),
+        ("have", "<u2"),
+        ("values", "<i4", (16,)),
+    ],
+    align=True,
+)
+OBS_SAMPLED = lib.MOTE_OBS_SAMPLED
+OBS_QUERY = lib.MOTE_OBS_QUERY
 UNKNOWN_ATTR = 0x80
 NO_PARENT = 0xFFFF  # routing(): the node has no route
 NO_DEPTH = 0xFF
@@ -320,6 +337,30 @@ class Network:
             name: list(getattr(stats, name)) if name == "samples" else getattr(stats, name)
             for name, _ in ffi.typeof("mote_stats").fields
         }
+
+    # -- ground truth (firmware hal.observe reports) -----------------------------------
+    def record_observations(self, on: bool = True) -> None:
+        """Keep every node's observe() reports (values read per query and epoch, query
+        status changes) until :meth:`take_observations`; off by default."""
+        with self._lock:
+            lib.emu_net_record_observations(self._net, int(on))
+
+    def take_observations(self) -> np.ndarray:
+        """The reports kept since the last call, oldest first, as a structured array
+        (``OBSERVATION_DTYPE``); the emulator's buffer is emptied."""
+        with self._lock:
+            lost = int(lib.emu_net_observations_lost(self._net))
+            if lost:
+                raise MemoryError(f"the emulator lost {lost} observations (out of memory)")
+            count = int(lib.emu_net_observation_count(self._net))
+            if count == 0:
+                return np.empty(0, dtype=OBSERVATION_DTYPE)
+            raw = ffi.buffer(
+                lib.emu_net_observations(self._net), count * OBSERVATION_DTYPE.itemsize
+            )
+            out = np.frombuffer(raw, dtype=OBSERVATION_DTYPE).copy()
+            lib.emu_net_clear_observations(self._net)
+        return out
 
     @property
     def alive(self) -> np.ndarray:

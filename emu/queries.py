@@ -19,11 +19,12 @@ from gateway.protocol.tos import (
 
 def query_frames(sql: str, qid: int = 1) -> list[bytes]:
     """One serial frame per QueryMessage of ``sql``, in the order the Java tools send them."""
+    from gateway.encoder import encode_query
     from gateway.plan import compile_query
 
     return [
         frame_packet(
             build_tos_packet(BCAST_ADDR, AmType.QUERY, DEFAULT_GROUP, message, TINYDB_PAYLOAD_LEN)
         )
-        for message in compile_query(sql).encode(qid)
+        for message in encode_query(compile_query(sql), qid)
     ]

@@ -8,7 +8,9 @@ row when it is closed: once it holds every aggregate of the query and a later ep
 started, once results run ``reorder_window`` epochs ahead of it, when it has been open
 longer than ``close_timeout`` seconds, or when the session ends. Closing finalizes each
 partial state (AVG = sum/count, ...), then applies HAVING and the select-list arithmetic
-that the wire format cannot carry.
+that the wire format cannot carry. Partial states are read in the layout the plan names
+(``wide_states``: motebase's 32-bit layout); a wide EXPAVG record carries only its
+epoch's average, which is smoothed here, per (query, group), as the rows close.
 
 The radio and the root's retransmissions deliver duplicates and, with the delta queue
 policy, epochs out of order. A tuple from the same node for the same epoch is emitted
@@ -25,7 +27,8 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from gateway.finalize import AggregateSpec as FinalizeSpec
-from gateway.finalize import AggregateValue, FinalizeError, finalize
+from gateway.finalize import AggregateValue, FinalizeError, expavg_step, finalize
+from gateway.protocol.aggregates import AggOp
 
 Value = int | float | None
 
@@ -70,6 +73,11 @@ class ResultPlan(Protocol):
 
     @property
     def output_columns(self) -> Sequence[str]: ...
+
+    @property
+    def wide_states(self) -> bool:
+        """Aggregate states in motebase's wide layout rather than TinyDB's."""
+        ...
 
     def having_matches(self, row: Mapping[str, Value]) -> bool: ...
 
@@ -180,6 +188,9 @@ class _QueryAssembly:
         self._seen_tuples: set[tuple[int, int]] = set()
         self._buckets: dict[tuple[int, int], _Bucket] = {}
         self._closed: set[tuple[int, int]] = set()
+        self._wide = query.plan.wide_states
+        #: group -> expr_idx -> smoothed value of a wide EXPAVG (starts at 0)
+        self._smoothed: dict[int, dict[int, float]] = {}
         self.first_epoch: int | None = None
         self.latest_epoch = -1
 
@@ -202,20 +213,8 @@ class _QueryAssembly:
             return []
         self._seen_tuples.add(key)
         self._advance(result.epoch)
-        plan = self.query.plan
-        columns = plan.project(result.values)
         stats.tuples += 1
-        return [
-            Reading(
-                query_id=self.query.query_id,
-                epoch=result.epoch,
-                node_id=result.origin,
-                epoch_time=self.query.epoch_time(result.epoch),
-                receive_time=now,
-                values=dict(result.values),
-                columns=columns,
-            )
-        ]
+        return [reading_row(self.query, result.epoch, result.origin, result.values, now)]
 
     def add_record(self, record: AggregateResult, now: float, stats: AssemblyStats) -> list[Row]:
         key = (record.epoch, record.group)
@@ -223,7 +222,7 @@ class _QueryAssembly:
             stats.late += 1
             return []
         spec = self._specs.get(record.expr_idx)
-        if spec is None or not _readable(spec, record.partial):
+        if spec is None or not _readable(spec, record.partial, self._wide):
             stats.malformed += 1
             return []
         bucket = self._buckets.get(key)
@@ -278,34 +277,77 @@ class _QueryAssembly:
         return rows
 
     def _finalize(self, bucket: _Bucket) -> AggregateRow | None:
-        named: dict[str, Value] = {}
-        outputs: list[AggregateValue] = []
+        values = []
         for expr_idx in sorted(self._expected):
             spec = self._specs[expr_idx]
             record = bucket.records.get(expr_idx)
-            value = finalize(spec, record.partial if record is not None else None)
-            named[spec.column] = value.value
-            if not spec.hidden:
-                outputs.append(value)
-        plan = self.query.plan
-        if plan.group_by is not None:
-            named[plan.group_by] = bucket.group
-        if not plan.having_matches(named):
-            return None
-        return AggregateRow(
-            query_id=self.query.query_id,
-            epoch=bucket.epoch,
-            group=bucket.group,
-            epoch_time=self.query.epoch_time(bucket.epoch),
-            receive_time=bucket.last_receive,
-            aggregates=tuple(outputs),
-            columns=plan.project(named),
-        )
+            value = finalize(spec, record.partial if record is not None else None, wide=self._wide)
+            if self._wide and spec.op_id == AggOp.EXPAVG:
+                value = self._smooth(spec, bucket.group, value)
+            values.append(value)
+        return aggregate_row(self.query, bucket.epoch, bucket.group, values, bucket.last_receive)
+
+    def _smooth(self, spec: AggregateSpec, group: int, value: AggregateValue) -> AggregateValue:
+        """A wide EXPAVG: the epoch's average folded into the group's smoothed value. Rows
+        close in epoch order; a bucket closed late (after a later one) folds in late."""
+        if value.value is None:
+            return value
+        smoothed = self._smoothed.setdefault(group, {})
+        new_bits = spec.args[0] if spec.args else 0
+        current = expavg_step(smoothed.get(spec.expr_idx, 0.0), value.value, new_bits)
+        smoothed[spec.expr_idx] = current
+        return replace(value, value=current)
 
 
-def _readable(spec: AggregateSpec, partial: bytes) -> bool:
+def reading_row(
+    query: RegisteredQuery,
+    epoch: int,
+    node_id: int,
+    values: Mapping[str, int | None],
+    receive_time: float,
+) -> Reading:
+    """The row of one node's tuple: raw field values and the projected output columns."""
+    return Reading(
+        query_id=query.query_id,
+        epoch=epoch,
+        node_id=node_id,
+        epoch_time=query.epoch_time(epoch),
+        receive_time=receive_time,
+        values=dict(values),
+        columns=query.plan.project(values),
+    )
+
+
+def aggregate_row(
+    query: RegisteredQuery,
+    epoch: int,
+    group: int,
+    values: Sequence[AggregateValue],
+    receive_time: float,
+) -> AggregateRow | None:
+    """The row of one group's finalized aggregates (one per aggregate expression of the
+    query, hidden ones included); None if HAVING rejects it."""
+    plan = query.plan
+    hidden = {spec.expr_idx for spec in plan.aggregates if spec.hidden}
+    named: dict[str, Value] = {value.column: value.value for value in values}
+    if plan.group_by is not None:
+        named[plan.group_by] = group
+    if not plan.having_matches(named):
+        return None
+    return AggregateRow(
+        query_id=query.query_id,
+        epoch=epoch,
+        group=group,
+        epoch_time=query.epoch_time(epoch),
+        receive_time=receive_time,
+        aggregates=tuple(v for v in values if v.expr_idx not in hidden),
+        columns=plan.project(named),
+    )
+
+
+def _readable(spec: AggregateSpec, partial: bytes, wide: bool) -> bool:
     try:
-        finalize(spec, partial)
+        finalize(spec, partial, wide=wide)
     except FinalizeError:
         return False
     return True

@@ -9,6 +9,13 @@ which decoded member is the value.
 
 Unlike Java's IntReader, values are read signed (the mote keeps them in int16, and a
 SUM or MIN of negative readings must not come out as 65,000-something).
+
+A query whose plan says ``wide_states`` is decoded in motebase's wide layout (32-bit
+values, uint32 counts; :mod:`gateway.protocol.aggregates`): AVG and WINAVG are sum /
+count, the others their value. A wide EXPAVG record carries the epoch's own sum and
+count; :func:`finalize` returns that epoch's average and the assembler smooths it across
+epochs with :func:`expavg_step` (the reference semantics of the emulator use the same
+function).
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gateway.protocol.aggregates import AggOp, decode_state, state_size
+from gateway.protocol.aggregates import decode_state, state_size
 from gateway.protocol.errors import DecodeError
 
 
@@ -66,20 +73,30 @@ def _ratio(pair: Mapping[str, Any]) -> float | None:
 
 
 def state_value(op_id: int, state: Mapping[str, Any]) -> int | float | None:
-    """The final value of a decoded partial state of aggregate ``op_id``."""
-    if op_id in (AggOp.AVG,):
-        return _ratio(state)
-    if op_id == AggOp.WINAVG:
-        return _ratio(state["lastResult"])
+    """The final value of a decoded partial state of aggregate ``op_id`` (either layout):
+    sum / count where the state has both (AVG, WINAVG, a wide EXPAVG: that epoch's
+    average), else its value (a narrow window's ``lastResult`` value) or count."""
     if "lastResult" in state:
-        return int(state["lastResult"]["value"])
+        state = state["lastResult"]
+    if "sum" in state and "count" in state:
+        return _ratio(state)
     if "value" in state:
         return int(state["value"])
+    if "count" in state:
+        return int(state["count"])
     raise FinalizeError(f"aggregate {op_id} has no known final value")
 
 
-def finalize(spec: AggregateSpec, partial: bytes | None) -> AggregateValue:
-    """Finalize the record of one aggregate expression (``partial`` None: no record).
+def expavg_step(smoothed: float, average: float, new_bits: int) -> float:
+    """One epoch of EXPAVG(b): ``v + (average - v) / 2^(16 - b)``; the weight is 1 (the new
+    average replaces ``v``) when ``b >= 16``. ``v`` starts at 0 and is stepped once per epoch
+    that has readings, in epoch order."""
+    return smoothed + (average - smoothed) / (1 << max(0, 16 - new_bits))
+
+
+def finalize(spec: AggregateSpec, partial: bytes | None, *, wide: bool = False) -> AggregateValue:
+    """Finalize the record of one aggregate expression (``partial`` None: no record),
+    decoded in the narrow (TinyDB) or ``wide`` layout.
 
     ``partial`` may carry the padding of the 25-byte record area; only the state's own
     bytes are kept.
@@ -87,12 +104,12 @@ def finalize(spec: AggregateSpec, partial: bytes | None) -> AggregateValue:
     value: int | float | None = None
     kept = partial
     if partial is not None:
-        size = state_size(spec.op_id, spec.args)
+        size = state_size(spec.op_id, spec.args, wide=wide)
         if size is None:
             raise FinalizeError(f"{spec.name}: aggregate {spec.op_id} has no known state layout")
         kept = partial[:size]
         try:
-            state = decode_state(spec.op_id, kept, spec.args)
+            state = decode_state(spec.op_id, kept, spec.args, wide=wide)
         except DecodeError as exc:
             raise FinalizeError(f"{spec.name}: {exc}") from exc
         value = state_value(spec.op_id, state)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gateway.assembly import (
@@ -30,6 +30,8 @@ from gateway.assembly import (
     TupleResult,
     WireResult,
 )
+from gateway.encoder import encode_query
+from gateway.plan.model import QueryPlan
 from gateway.protocol import (
     ALL_NODES,
     BCAST_ADDR,
@@ -48,6 +50,9 @@ from gateway.protocol import (
     decode_packet,
     parse_query_message,
 )
+from gateway.protocol.command import check_command
+from gateway.protocol.motebase import add_trailer, parse_status_extension
+from gateway.protocol.tos import TOS_HEADER_LEN
 
 #: ``u.ttl`` of the Java tool's DEL message.
 STOP_TTL = 3
@@ -65,18 +70,6 @@ class Endpoint(Protocol):
     def write_packet(self, packet: bytes, *, ack: bool = True) -> bool: ...
 
     def close(self) -> None: ...
-
-
-class EncodablePlan(ResultPlan, Protocol):
-    """A plan the session can send: it encodes itself into 40-byte QueryMessages."""
-
-    @property
-    def num_epochs(self) -> int | None: ...
-
-    @property
-    def no_interleave(self) -> bool: ...
-
-    def encode(self, qid: int) -> list[bytes]: ...
 
 
 class SendError(ConnectionError):
@@ -97,6 +90,11 @@ class SessionConfig:
     stop_repeats: int = 5
     stop_gap_s: float = 0.2
     promiscuous: bool = False
+    #: Partial-state layout of aggregates: None negotiates (motebase's 32-bit states when
+    #: the root announces itself as a motebase mote, TinyDB's otherwise); False forces
+    #: TinyDB's 16-bit layout -- for a network mixing unmodified TinyDB motes in, whose
+    #: root may be a motebase mote.
+    wide_states: bool | None = None
 
 
 @dataclass
@@ -110,8 +108,18 @@ class SessionCounters:
 
 
 def query_packet(message: bytes, group: int = DEFAULT_GROUP) -> bytes:
-    """A QueryMessage as the Java tool sends it: broadcast AM 101, length 40."""
+    """A QueryMessage as the Java tool sends it: broadcast AM 101, length 40 (49 with
+    motebase's trailer, gateway/protocol/motebase.py)."""
     return build_tos_packet(BCAST_ADDR, AmType.QUERY, group, message)
+
+
+@dataclass(frozen=True)
+class RootInfo:
+    """What a motebase root announced in its status reply (protocol/motebase.py)."""
+
+    wide_states: bool
+    epoch_base: bool
+    busy: frozenset[int]
 
 
 def status_request(group: int = DEFAULT_GROUP) -> bytes:
@@ -234,26 +242,43 @@ class QuerySession:
         self._schemas: dict[int, ResultSchema] = {}
         self._reported_qids: set[int] | None = None
         self._heard_qids: set[int] | None = None
+        #: The root's motebase announcement from the last status reply; None for an
+        #: unmodified TinyDB root (or before any reply).
+        self.root: RootInfo | None = None
         self._used_qids: set[int] = set()
         self._pending: list[Row] = []
         self._command_seq = first_command_seq(clock)
+
+    def clock(self) -> float:
+        """The session's time in seconds: row timestamps and every wait it does."""
+        return self._clock()
 
     # -- query ids -------------------------------------------------------------------
 
     def running_query_ids(self, wait_s: float | None = None) -> set[int]:
         """Ask the root for its running queries and collect replies for ``wait_s``."""
-        return self._survey(wait_s)[0]
+        return self.survey(wait_s)[0]
+
+    def survey(self, wait_s: float | None = None) -> tuple[set[int], set[int]]:
+        """Ask the root for its running queries and listen for ``wait_s`` (default
+        ``config.status_wait_s``): (ids the root reports, ids of results heard meanwhile).
+
+        The two differ while a stopped query drains or when the root missed a query's
+        parts; rows the results complete are kept for the next ``poll``.
+        """
+        return self._survey(wait_s)
 
     def allocate_query_id(self) -> int:
         """The next id after the highest one in use, as TinyDBMain does.
 
-        In use: what the root reports, ids of results heard while waiting for its answer
-        (a query just stopped keeps delivering until the DEL has crossed the network, and
-        motes answer their last stopped id with more DELs, wire format §6.5) and every
-        id this session has used.
+        In use: what the root reports running, what a motebase root reports busy (stopped
+        or draining queries whose results may still arrive, firmware/core/stops.h), ids of
+        results heard while waiting for its answer (a query just stopped keeps delivering
+        until the DEL has crossed the network) and every id this session has used.
         """
         reported, heard = self._survey(None)
-        return next_query_id(reported | heard | self._used_qids)
+        busy = self.root.busy if self.root is not None else frozenset()
+        return next_query_id(reported | heard | busy | self._used_qids)
 
     def _survey(self, wait_s: float | None) -> tuple[set[int], set[int]]:
         """(ids the root reports, ids of results heard) during one status request."""
@@ -261,8 +286,8 @@ class QuerySession:
         self._reported_qids, self._heard_qids = set(), set()
         try:
             self._send(status_request(self.config.group))
-            deadline = time.monotonic() + wait
-            while (left := deadline - time.monotonic()) > 0:
+            deadline = self._clock() + wait
+            while (left := deadline - self._clock()) > 0:
                 self._pending.extend(self._receive(left))
             return self._reported_qids, self._heard_qids
         finally:
@@ -271,14 +296,14 @@ class QuerySession:
     # -- sending ---------------------------------------------------------------------
 
     def start_query(
-        self, plan: EncodablePlan, sql: str = "", qid: int | None = None
+        self, plan: QueryPlan, sql: str = "", qid: int | None = None
     ) -> RegisteredQuery:
         """Send every part of the query and start assembling its results."""
         query_id = self.allocate_query_id() if qid is None else qid
         if plan.no_interleave:
             # Not a query flag on the wire: a node-wide mode, switched on by command.
             self.send_command("nointerleave", {"enabled": 1})
-        parts = plan.encode(query_id)
+        plan, parts = self._parts_for(plan, query_id)
         self._used_qids.add(query_id)
         query = RegisteredQuery(query_id, plan, start_time=self._clock(), sql=sql)
         self.assembler.register(query)
@@ -290,6 +315,18 @@ class QuerySession:
             self._send(query_packet(part, self.config.group))
             self.counters.sent_parts += 1
         return query
+
+    def _parts_for(self, plan: QueryPlan, qid: int) -> tuple[QueryPlan, list[bytes]]:
+        """The plan as it will run and its parts: with motebase's trailer and, unless the
+        configuration forbids it, its 32-bit partial states when the root is a motebase
+        mote; as the Java tools send them otherwise."""
+        parts = encode_query(plan, qid)
+        if self.root is None:
+            return plan, parts
+        wide = self.root.wide_states and self.config.wide_states is not False
+        if wide:
+            plan = replace(plan, wide_states=True)
+        return plan, [add_trailer(part, wide=wide) for part in parts]
 
     def stop_query(self, qid: int) -> list[Row]:
         """Send DEL for ``qid`` as the Java tool's abort does; return its last rows."""
@@ -310,7 +347,13 @@ class QuerySession:
     def send_command(
         self, name: str, params: dict[str, Any] | None = None, target: int = ALL_NODES
     ) -> None:
-        """Send a named command (``KNOWN_COMMANDS``); the motes flood and execute it."""
+        """Send a named command (``KNOWN_COMMANDS``); the motes flood and execute it.
+
+        Raises ValueError (``CommandParamError``), sending nothing, for an unknown name or
+        parameters the firmware would refuse: a mote drops those silently, so the caller
+        would otherwise never learn the command did nothing.
+        """
+        check_command(name, params or {})
         self._command_seq = (self._command_seq + 1) & 0xFFFFFFFF
         self._send(command_packet(name, params or {}, self._command_seq, target, self.config.group))
 
@@ -355,6 +398,7 @@ class QuerySession:
             if self._reported_qids is not None:
                 count = decoded.body["numQueries"]
                 self._reported_qids.update(decoded.body["queries"][:count])
+                self.root = _root_info(packet[TOS_HEADER_LEN:])
         elif decoded.am == AmType.QUERY_REQUEST:
             self._on_query_request(decoded.body["qid"], decoded.body["qmsgMask"])
         return []
@@ -394,6 +438,13 @@ class QuerySession:
         return False
 
 
+def _root_info(payload: bytes) -> RootInfo | None:
+    ext = parse_status_extension(payload)
+    if ext is None:
+        return None
+    return RootInfo(ext["wide_states"], ext["epoch_base"], frozenset(ext["busy"]))
+
+
 @dataclass(frozen=True)
 class RunLimits:
     """When ``run_query`` ends: after N epochs of results, after T seconds, or on Ctrl-C."""
@@ -412,7 +463,7 @@ class RowSink(Protocol):
 
 def run_query(
     session: QuerySession,
-    plan: EncodablePlan,
+    plan: QueryPlan,
     sql: str,
     sinks: Sequence[RowSink],
     limits: RunLimits,
@@ -430,11 +481,11 @@ def run_query(
     """
     query = session.start_query(plan, sql, qid)
     wanted = _wanted_epochs(plan, limits)
-    deadline = None if limits.duration_s is None else time.monotonic() + limits.duration_s
+    deadline = None if limits.duration_s is None else session.clock() + limits.duration_s
     try:
         for sink in sinks:
             sink.start(query)
-        while deadline is None or time.monotonic() < deadline:
+        while deadline is None or session.clock() < deadline:
             _write(sinks, session.poll(poll_s))
             seen = session.assembler.epochs_seen(query.query_id)
             if wanted is not None and seen is not None and seen[1] >= seen[0] + wanted:
@@ -451,7 +502,7 @@ def run_query(
     return query
 
 
-def _wanted_epochs(plan: EncodablePlan, limits: RunLimits) -> int | None:
+def _wanted_epochs(plan: QueryPlan, limits: RunLimits) -> int | None:
     if limits.epochs is not None:
         return limits.epochs
     if plan.epoch_ms is None:

@@ -75,6 +75,7 @@ def row_records(row: Row) -> list[Record]:
             "epoch": row.epoch,
             "group": row.group,
             "aggregate": agg.name,
+            "column": agg.column,
             "attribute": agg.attribute,
             "value": agg.value,
             "partial": agg.partial.hex() if agg.partial is not None else None,
@@ -108,6 +109,14 @@ class ResultLogSink:
         self._log.close()
 
 
+def jsonl_records(row: Row) -> list[Record]:
+    """The JSON lines of one row: its log records with the projected output columns."""
+    records = row_records(row)
+    for record in records:
+        record["columns"] = {k: _jsonable(v) for k, v in row.columns.items()}
+    return records
+
+
 class JsonLinesSink:
     """One JSON object per log record, with the projected output columns added."""
 
@@ -119,13 +128,28 @@ class JsonLinesSink:
 
     def write(self, rows: Sequence[Row]) -> None:
         for row in rows:
-            for record in row_records(row):
-                record["columns"] = {k: _jsonable(v) for k, v in row.columns.items()}
+            for record in jsonl_records(row):
                 self._file.write(json.dumps(record, sort_keys=True) + "\n")
         self._file.flush()
 
     def close(self) -> None:
         self._file.close()
+
+
+def file_sinks(out: Path | None, log: Path | None) -> list[Sink]:
+    """Sinks for ``--out`` (a .jsonl or .csv file) and ``--log`` (a result log directory),
+    as every command that writes rows takes them. ValueError for another suffix."""
+    sinks: list[Sink] = []
+    if log is not None:
+        sinks.append(ResultLogSink(ResultLog(log)))
+    if out is not None:
+        if out.suffix == ".csv":
+            sinks.append(CsvSink(out))
+        elif out.suffix in (".jsonl", ".json", ".ndjson"):
+            sinks.append(JsonLinesSink(out))
+        else:
+            raise ValueError(f"{out}: results are written as .jsonl or .csv")
+    return sinks
 
 
 def _row_key_columns(row: Row) -> list[Any]:

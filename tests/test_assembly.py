@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from gateway.assembly import (
@@ -10,6 +12,7 @@ from gateway.assembly import (
     Reading,
     RegisteredQuery,
     ResultAssembler,
+    Row,
     TupleResult,
 )
 from gateway.plan import compile_query
@@ -243,3 +246,67 @@ def test_tuples_across_the_wrap_are_not_duplicates() -> None:
     asm.add(TupleResult(1, 65535, 2, {"light": 1}), START)
     (row,) = asm.add(TupleResult(1, 0, 2, {"light": 2}), START)
     assert row.epoch == 65536
+
+
+# -- the wide layout (plan.wide_states) ------------------------------------------------
+
+
+def wide_assembler_for(sql: str, qid: int = 1) -> ResultAssembler:
+    assembler = ResultAssembler()
+    plan = replace(compile_query(sql), wide_states=True)
+    assembler.register(RegisteredQuery(qid, plan, START, sql))
+    return assembler
+
+
+def wide_avg_state(total: int, count: int) -> bytes:
+    """Wide AVG / EXPAVG partial state: sum int32 LE, count uint32 LE."""
+    return total.to_bytes(4, "little", signed=True) + count.to_bytes(4, "little")
+
+
+def test_a_wide_plan_reads_32_bit_states() -> None:
+    asm = wide_assembler_for("SELECT SUM(light), AVG(light) FROM sensors EPOCH DURATION 1000")
+    asm.add(record(1, 0, (80800).to_bytes(4, "little", signed=True)), START)
+    asm.add(record(1, 1, wide_avg_state(80800, 101)), START)
+    (row,) = asm.flush()
+    assert isinstance(row, AggregateRow)
+    assert row.columns == {"SUM(light)": 80800, "AVG(light)": 800.0}
+    assert row.aggregates[0].partial == (80800).to_bytes(4, "little")
+
+
+def test_a_narrow_state_in_a_wide_plan_is_malformed() -> None:
+    asm = wide_assembler_for("SELECT AVG(light) FROM sensors")
+    assert asm.add(record(1, 0, avg_state(10, 1)), START) == []  # 4 bytes, needs 8
+    assert asm.stats.malformed == 1
+
+
+def test_wide_expavg_is_smoothed_per_group_in_epoch_order() -> None:
+    # EXPAVG(14): v += (epoch average - v) / 4, from 0, once per epoch with readings
+    sql = "select expavg(14, light), nodeid group by nodeid epoch duration 1000"
+    asm = wide_assembler_for(sql)
+    column = "expavg(14, light)"
+    rows: list[Row] = []
+    for epoch, group, total, count in [
+        (1, 1, 800, 2),  # group 1 averages 400 ...
+        (1, 2, 100, 1),
+        (2, 1, 1200, 3),
+        (3, 2, 300, 1),  # group 1 has no readings in epoch 3: no row, v unchanged
+        (4, 1, 1600, 2),
+    ]:
+        rows += asm.add(record(epoch, 0, wide_avg_state(total, count), group=group), START)
+    rows += asm.flush()
+    aggregate_rows = [r for r in rows if isinstance(r, AggregateRow)]
+    assert [(r.epoch, r.group, r.columns[column]) for r in aggregate_rows] == [
+        (1, 1, 100.0),
+        (1, 2, 25.0),
+        (2, 1, 175.0),
+        (3, 2, 25.0 + (300.0 - 25.0) / 4),
+        (4, 1, 175.0 + (800.0 - 175.0) / 4),
+    ]
+    assert aggregate_rows[0].aggregates[0].partial == wide_avg_state(800, 2)  # raw record kept
+
+
+def test_narrow_expavg_reads_the_motes_smoothed_value() -> None:
+    asm = assembler_for("select expavg(14, light) epoch duration 1000")
+    asm.add(record(1, 0, (175).to_bytes(2, "little") + b"\x00"), START)
+    (row,) = asm.flush()
+    assert row.columns == {"expavg(14, light)": 175}

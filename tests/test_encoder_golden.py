@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from gateway.cli.sql_cmds import COMMANDS
-from gateway.encoder import encode_rate_change, encode_stop
+from gateway.encoder import encode_query, encode_rate_change, encode_stop
 from gateway.plan import compile_query
 from gateway.protocol import parse_query_message
 
@@ -139,11 +139,11 @@ GOLDEN = {
 
 @pytest.mark.parametrize("sql", sorted(GOLDEN))
 def test_golden_bytes_in_the_tools_order(sql: str) -> None:
-    assert compile_query(sql, optimize=False).encode(qid=1) == GOLDEN[sql]
+    assert encode_query(compile_query(sql, optimize=False), 1) == GOLDEN[sql]
 
 
 def test_qid_is_byte_zero_of_every_message() -> None:
-    messages = compile_query("select light,temp where light > 200 and temp < 100").encode(42)
+    messages = encode_query(compile_query("select light,temp where light > 200 and temp < 100"), 42)
     assert [m[0] for m in messages] == [42] * 4
     assert [m[1:] for m in messages] == [
         g[1:] for g in GOLDEN["select light,temp where light > 200 and temp < 100"]
@@ -151,14 +151,14 @@ def test_qid_is_byte_zero_of_every_message() -> None:
 
 
 def test_once_is_0x7fff() -> None:
-    (message,) = compile_query("select light once").encode(1)
+    (message,) = encode_query(compile_query("select light once"), 1)
     assert message[8:10] == bytes.fromhex("ff7f")
 
 
 def test_optimised_order_moves_the_cheap_sensor_first() -> None:
     sql = "select accel_x, mag_x where accel_x > 500 and mag_x > 500"
-    tools = compile_query(sql, optimize=False).encode(1)
-    optimised = compile_query(sql, optimize=True).encode(1)
+    tools = encode_query(compile_query(sql, optimize=False), 1)
+    optimised = encode_query(compile_query(sql, optimize=True), 1)
     # Tools: mag_x (field 1) first; optimised: accel_x (field 0) first. Fields unchanged.
     assert tools[:2] == optimised[:2]
     assert tools[2][21:26] == bytes.fromhex("0100 02 f401")

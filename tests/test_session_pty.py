@@ -18,6 +18,7 @@ from scripted_mote import (
 )
 
 from gateway.assembly import AggregateRow, Reading, Row
+from gateway.encoder import encode_query
 from gateway.plan import compile_query
 from gateway.protocol import AmType, build_query_request, build_tos_packet, parse_tos_packet
 from gateway.session import QuerySession, RunLimits, SendError, SessionConfig, run_query
@@ -54,7 +55,7 @@ def test_every_part_is_sent_as_the_java_tool_does(
     query = session.start_query(plan, "sql")
     assert query.query_id == 8
     sent = mote.packets(AmType.QUERY)
-    assert [parse_tos_packet(p)[1] for p in sent] == plan.encode(8)
+    assert [parse_tos_packet(p)[1] for p in sent] == encode_query(plan, 8)
     for packet in sent:
         header, _ = parse_tos_packet(packet)
         assert header == {"addr": 0xFFFF, "type": 101, "group": 0x7D, "length": 40}
@@ -117,7 +118,7 @@ def test_parts_a_node_asks_for_are_resent(session: QuerySession, mote: ScriptedM
     sql = "SELECT nodeid, light FROM sensors WHERE light > 10 EPOCH DURATION 1024 FOR 20"
     plan = compile_query(sql)
     qid = session.start_query(plan, sql).query_id
-    parts = plan.encode(qid)
+    parts = encode_query(plan, qid)
     # The requester holds field 0 and expression 0 (bits 0 and numFields + 0 = 2).
     request = build_query_request({"qid": qid, "qmsgMask": 0b101, "reqNode": 3, "fromNode": 0})
     mote.send(build_tos_packet(0x007E, AmType.QUERY_REQUEST, 0x7D, request))

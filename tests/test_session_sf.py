@@ -11,6 +11,7 @@ from polling import poll_until
 from scripted_mote import ScriptedMote, TinyDBRoot, aggregate_packet, query_parts, tuple_packet
 
 from gateway.assembly import Reading
+from gateway.encoder import encode_query
 from gateway.plan import compile_query
 from gateway.protocol import AmType
 from gateway.session import QuerySession, SessionConfig
@@ -53,8 +54,8 @@ def test_full_session_through_serial_forwarder(
         plan = compile_query(sql)
         query = session.start_query(plan, sql)
         assert query.query_id == 3  # the root reported query 2 running
-        parts = mote.wait_for(AmType.QUERY, len(plan.encode(3)))
-        assert [p[5:] for p in parts] == plan.encode(3)
+        parts = mote.wait_for(AmType.QUERY, len(encode_query(plan, 3)))
+        assert [p[5:] for p in parts] == encode_query(plan, 3)
         assert len(mote.acked_tokens) == 1 + len(parts)  # the forwarder used protocol 65
         mote.send(aggregate_packet(3, 1, 4, 0, bytes.fromhex("5802 0400")))
         mote.send(aggregate_packet(3, 1, 5, 0, bytes.fromhex("2003 0500"), result_idx=1))

@@ -91,10 +91,10 @@ def test_result_log_gets_one_record_per_aggregate(tmp_path: Path) -> None:
     common = {"kind": "aggregate", "query_id": 6, "epoch": 2, "group": 1}
     times = {"epoch_time": START + 4.0, "receive_time": START + 4.3}
     assert records[1:] == [
-        {**common, "aggregate": "MAX", "attribute": "light", "value": 300,
-         "partial": "2c010300", **times},
-        {**common, "aggregate": "AVG", "attribute": "temp", "value": 2.5,
-         "partial": "0a000400", **times},
+        {**common, "aggregate": "MAX", "column": "MAX(light)", "attribute": "light",
+         "value": 300, "partial": "2c010300", **times},
+        {**common, "aggregate": "AVG", "column": "AVG(temp)", "attribute": "temp",
+         "value": 2.5, "partial": "0a000400", **times},
     ]  # fmt: skip
 
 

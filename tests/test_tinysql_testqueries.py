@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gateway.encoder import encode_query
 from gateway.plan import TinySQLError, compile_query
 
 # A verbatim copy of ../shared/data/tinydb-testqueries.txt (the original tools' test list),
@@ -44,7 +45,7 @@ def test_the_file_has_both_blocks() -> None:
 @pytest.mark.parametrize("optimize", [False, True])
 def test_expected_to_work(sql: str, optimize: bool) -> None:
     plan = compile_query(sql, optimize=optimize)
-    messages = plan.encode(qid=1)
+    messages = encode_query(plan, 1)
     assert len(messages) == len(plan.fields) + len(plan.expressions) + (
         1 if plan.output_action else 0
     )

@@ -6,7 +6,9 @@ import click
 from rich.console import Console
 
 from gateway.catalog import Catalog, default_catalog
+from gateway.encoder import encode_query
 from gateway.plan import BatteryState, QueryPlan, TinySQLError, compile_query
+from gateway.plan.explain import explain
 
 
 def _compile(
@@ -41,7 +43,7 @@ def _pointed_error(sql: str, error: TinySQLError) -> str:
 )
 def encode_query_cmd(sql: str, qid: int, no_optimize: bool) -> None:
     """Print the AM 101 QueryMessages (40 bytes each, lowercase hex) for SQL, one per line."""
-    for message in _compile(sql, not no_optimize).encode(qid):
+    for message in encode_query(_compile(sql, not no_optimize), qid):
         click.echo(message.hex())
 
 
@@ -89,7 +91,7 @@ def explain_cmd(
         battery_mah or energy.battery_mah, volts or energy.battery_volts, remaining
     )
     plan = _compile(sql, not no_optimize, battery, children)
-    Console(highlight=False, soft_wrap=True).print(plan.explain(), markup=False)
+    Console(highlight=False, soft_wrap=True).print(explain(plan), markup=False)
 
 
 def _catalog() -> Catalog:

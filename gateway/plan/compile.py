@@ -20,8 +20,10 @@ from gateway.plan.model import (
     PlanSelection,
     QueryPlan,
 )
+from gateway.plan.overflow import overflow_notes
 from gateway.plan.pushdown import decide_pushdown
 from gateway.plan.rowexpr import RowRef
+from gateway.protocol.aggregates import WINDOWED, AggOp
 from gateway.tinysql import ast
 from gateway.tinysql.errors import TinySQLError
 from gateway.tinysql.parser import EPOCH_UNITS, TIME_UNITS, parse_statement
@@ -32,6 +34,9 @@ MIN_EPOCH_MS_EXCLUSIVE = 64
 MAX_EPOCH_UNITS = EPOCH_ONCE_UNITS - 1
 MAX_NUM_EPOCHS = 0x7FFF
 MAX_AGG_ARG = 255
+#: Largest w - s of a window: its TinyDB state (9 bytes + the ring) fills a 25-byte record.
+MAX_WINAVG_RING = 4
+MAX_WINDOW_RING = 8
 
 
 @dataclass(frozen=True)
@@ -109,7 +114,7 @@ def compile_query(
         optimized=optimize,
         pushdown=decide_pushdown(plan_aggregates, chosen, passing, bound.attributes),
         lifetime=timing.lifetime,
-        notes=timing.notes + _notes(bound),
+        notes=timing.notes + _notes(bound) + overflow_notes(expressions, bound.attributes),
     )
     action = statement.output_action
     return QueryPlan(
@@ -267,6 +272,7 @@ def _resolve_aggregate(
 ) -> PlanAggregate:
     definition = pending.definition
     args = tuple(_epochs_argument(arg, definition.name, timing) for arg in pending.raw_args)
+    _check_window(definition.name, definition.op_id, args, pending.pos)
     return PlanAggregate(
         expr_idx=-1,
         name=definition.name,
@@ -279,6 +285,27 @@ def _resolve_aggregate(
         group=bound.group,
         column=pending.column,
         hidden=pending.hidden,
+    )
+
+
+def _check_window(name: str, op_id: int, args: tuple[int, ...], pos: ast.Pos) -> None:
+    """Windows the motes refuse (firmware/ops/agg.h agg_check): no epochs, no slide, or a
+    ring of w - s epochs that a TinyDB record cannot carry."""
+    if op_id not in WINDOWED or len(args) < 2:
+        return
+    window, slide = args[0], args[1]
+    ring_max = MAX_WINAVG_RING if op_id == AggOp.WINAVG else MAX_WINDOW_RING
+    if window == 0 or slide == 0:
+        problem = "a window of 0 epochs" if window == 0 else "a slide of 0 epochs"
+    elif window - slide > ring_max:
+        problem = f"a window more than {ring_max} epochs longer than its slide"
+    else:
+        return
+    raise TinySQLError(
+        f"{name}: motes refuse {problem} (window {window}, slide {slide} epochs)",
+        pos.line,
+        pos.column,
+        "window and slide of at least one epoch",
     )
 
 

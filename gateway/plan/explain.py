@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gateway.plan.lifetime import LifetimeEstimate
-from gateway.plan.model import PlanExpression, PlanField, PlanSelection
+from gateway.plan.model import PlanExpression, PlanField, PlanSelection, QueryPlan
 from gateway.plan.ordering import OrderCost
 from gateway.plan.pushdown import PushdownDecision
 
@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 TICK_MS = 256  # TinyDB 1.x clock tick
+
+
+def explain(plan: QueryPlan) -> str:
+    """What ``mote explain`` prints for a compiled plan."""
+    return plan.explanation.render()
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,9 @@ class QueryPlan:
     having: RowCondition | None
     optimized: bool
     explanation: Explain
+    wide_states: bool = False
+    """Aggregate records in motebase's wide 32-bit layout (gateway/protocol/aggregates.py),
+    not TinyDB's 16-bit one: only when every mote of the network is a motebase mote."""
 
     @property
     def aggregates(self) -> tuple[PlanAggregate, ...]:
@@ -161,12 +164,6 @@ class QueryPlan:
     def field(self, name: str) -> PlanField | None:
         return next((f for f in self.fields if f.name == name), None)
 
-    def encode(self, qid: int) -> list[bytes]:
-        """The 40-byte QueryMessage payloads of this query, in send order."""
-        from gateway.encoder import encode_query
-
-        return encode_query(self, qid)
-
     def project(self, row: Row) -> dict[str, Value]:
         """Output columns of one result row, select-list arithmetic applied."""
         return {column.name: column.value.evaluate(row) for column in self.outputs}
@@ -174,6 +171,3 @@ class QueryPlan:
     def having_matches(self, row: Row) -> bool:
         """Whether a finalised aggregate row passes HAVING (always true without HAVING)."""
         return self.having is None or self.having.holds(row)
-
-    def explain(self) -> str:
-        return self.explanation.render()

@@ -1,0 +1,322 @@
+"""Queries on an emulated network, run in virtual time with the gateway in the same process,
+with the ground truth beside the results.
+
+``run_experiment`` is what ``mote emulate --query SQL --epochs K --out R --truth T`` does:
+the network forms its routing tree, the gateway's own :class:`~gateway.session.QuerySession`
+talks to the root over a :class:`~emu.virtual_link.VirtualEndpoint` (so the session's
+waiting drives the clock), each query is sent, its rows are assembled and finalized as
+``mote query`` would, and every node's firmware reports what it sampled (``hal.observe``),
+from which :mod:`emu.truth` computes the rows a perfect network would have delivered.
+
+Timeline of one query: it is sent after ``warmup_ms``; it runs until the root has sampled
+its epoch ``epochs`` (or ``stop_after``, which stops it early); the gateway keeps
+collecting for ``drain_epochs`` more epochs so the last epochs' results can arrive; then
+it stops the query and the network runs ``after_stop_epochs`` more epochs, in which the
+nodes that keep running a stopped query show up in the observations.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from emu.network import Network
+from emu.truth import OBS_QUERY, OBS_SAMPLED, QUERY_FREE, Truth, ground_truth, samples_from
+from emu.virtual_link import VirtualEndpoint
+from gateway.assembly import Reading, RegisteredQuery, Row
+from gateway.plan import compile_query
+from gateway.session import QuerySession, RowSink, SessionConfig
+from gateway.sinks import jsonl_records
+
+#: Once each query's last epoch, how long the gateway keeps collecting (epochs).
+DRAIN_EPOCHS = 2
+#: After a stop, how long the network runs so that nodes still running it show (epochs).
+AFTER_STOP_EPOCHS = 5
+#: The gateway polls this often (seconds of virtual time).
+POLL_S = 0.05
+#: Epoch length assumed for a ONCE query (the motes' SCHED_ONCE_MS).
+ONCE_MS = 1024
+
+
+@dataclass(frozen=True)
+class QueryRun:
+    """A query of the experiment; ``stop_after`` stops it after that many epochs."""
+
+    sql: str
+    stop_after: int | None = None
+
+
+@dataclass
+class QueryOutcome:
+    """What one query delivered and what it should have."""
+
+    run: QueryRun
+    query: RegisteredQuery
+    rows: list[Row] = field(default_factory=list)
+    truth: Truth | None = None
+    #: The root's epoch when the gateway sent the stop (None: not stopped).
+    stopped_at_epoch: int | None = None
+    stop_time_s: float | None = None
+    #: Results of epochs up to this one had time to arrive before collection ended.
+    complete_through: int = 0
+    #: node -> (first, last) epoch it sampled the query in
+    node_epochs: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: node -> epoch in which it last reported the query as running / freed
+    freed_at: dict[int, int] = field(default_factory=dict)
+    #: node -> depth in the routing tree at each of its samples: (epoch -> depth)
+    depth: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    @property
+    def epoch_ms(self) -> int:
+        return self.query.plan.epoch_ms or ONCE_MS
+
+
+@dataclass
+class Experiment:
+    """Every query's outcome, and the network it ran on."""
+
+    nodes: int
+    outcomes: list[QueryOutcome]
+    virtual_s: float
+
+
+class _Routes:
+    """Snapshots of every node's depth over time, for depth-by-sample lookups."""
+
+    def __init__(self) -> None:
+        self.times: list[int] = []
+        self.depths: list[np.ndarray] = []
+
+    def snapshot(self, net: Network) -> None:
+        self.times.append(net.now_us)
+        self.depths.append(net.routing().depth.copy())
+
+    def depth(self, node: int, t_us: int) -> int:
+        i = max(0, bisect.bisect_right(self.times, t_us) - 1)
+        return int(self.depths[i][node]) if self.depths else 0xFF
+
+
+class _Runner:
+    def __init__(
+        self,
+        net: Network,
+        runs: Sequence[QueryRun],
+        epochs: int,
+        sinks: Sequence[RowSink],
+        progress: Callable[[str], None] | None,
+    ) -> None:
+        self.net = net
+        self.runs = runs
+        self.epochs = epochs
+        self.sinks = sinks
+        self.progress = progress
+        self.endpoint = VirtualEndpoint(net)
+        self.session = QuerySession(
+            self.endpoint, config=SessionConfig(status_wait_s=0.5), clock=self.endpoint.clock
+        )
+        self.observations: list[np.ndarray] = []
+        self.routes = _Routes()
+        self.outcomes: list[QueryOutcome] = []
+        self.start_us: dict[int, int] = {}
+        self.root_epoch: dict[int, int] = {}
+        self.finished_at: dict[int, float] = {}  # qid -> when collection ended
+        self.drain_from: dict[int, float] = {}  # qid -> when its last epoch was reached
+
+    def run(self) -> list[QueryOutcome]:
+        self.net.record_observations(True)
+        self.routes.snapshot(self.net)
+        for run in self.runs:
+            self._start(run)
+        self._collect()
+        for outcome in self.outcomes:
+            if outcome.stop_time_s is None:
+                self._stop(outcome)
+        tail = max(o.epoch_ms for o in self.outcomes) * AFTER_STOP_EPOCHS / 1000.0
+        self._poll_for(tail)
+        for sink in self.sinks:
+            sink.write(self.session.finish())
+            sink.close()
+        self._settle_truth()
+        return self.outcomes
+
+    def _start(self, run: QueryRun) -> None:
+        plan = compile_query(run.sql)
+        self.start_us[len(self.outcomes)] = self.net.now_us
+        query = self.session.start_query(plan, run.sql)
+        self.outcomes.append(QueryOutcome(run, query))
+        for sink in self.sinks:
+            sink.start(query)
+
+    def _collect(self) -> None:
+        """Poll until every query has had its epochs and the drain time after them."""
+        deadline = self.session.clock() + self._time_limit_s()
+        while self.session.clock() < deadline:
+            self._poll(POLL_S)
+            open_ = [o for o in self.outcomes if o.query.query_id not in self.finished_at]
+            if not open_:
+                return
+            for outcome in open_:
+                self._maybe_finish(outcome)
+        for outcome in self.outcomes:
+            if outcome.query.query_id not in self.finished_at:
+                self.finished_at[outcome.query.query_id] = self.session.clock()
+
+    def _time_limit_s(self) -> float:
+        longest = max(o.epoch_ms for o in self.outcomes)
+        epochs = max(self.epochs, *(o.run.stop_after or 0 for o in self.outcomes))
+        # Generous: a query that never reaches the root's epoch count still ends.
+        return (epochs + DRAIN_EPOCHS + 10) * longest / 1000.0 * 2
+
+    def _maybe_finish(self, outcome: QueryOutcome) -> None:
+        qid = outcome.query.query_id
+        epoch = self.root_epoch.get(qid, 0)
+        limit = outcome.run.stop_after or self.epochs
+        if outcome.query.plan.epoch_ms is None:
+            limit = 1
+        elif outcome.query.plan.num_epochs is not None:
+            limit = min(limit, outcome.query.plan.num_epochs)
+        if epoch < limit:
+            return
+        if outcome.run.stop_after is not None and outcome.stopped_at_epoch is None:
+            self._stop(outcome)
+            return
+        drain_from = self.drain_from.setdefault(qid, self.session.clock())
+        if self.session.clock() >= drain_from + DRAIN_EPOCHS * outcome.epoch_ms / 1000.0:
+            self.finished_at[qid] = self.session.clock()
+
+    def _stop(self, outcome: QueryOutcome) -> None:
+        qid = outcome.query.query_id
+        outcome.stopped_at_epoch = self.root_epoch.get(qid, 0)
+        outcome.stop_time_s = self.session.clock()
+        rows = self.session.stop_query(qid)
+        self._deliver(rows)
+        self.finished_at.setdefault(qid, self.session.clock())
+
+    def _poll(self, seconds: float) -> None:
+        self._deliver(self.session.poll(seconds))
+        self.routes.snapshot(self.net)
+        taken = self.net.take_observations()
+        if len(taken):
+            self.observations.append(taken)
+            roots = taken[(taken["node"] == 0) & (taken["kind"] == OBS_SAMPLED)]
+            for qid, epoch in zip(roots["qid"].tolist(), roots["epoch"].tolist(), strict=True):
+                self.root_epoch[qid] = max(self.root_epoch.get(qid, 0), epoch)
+        if self.progress is not None:
+            done = sum(len(o.rows) for o in self.outcomes)
+            self.progress(f"virtual {self.session.clock():8.1f} s, {done} rows")
+
+    def _poll_for(self, seconds: float) -> None:
+        end = self.session.clock() + seconds
+        while self.session.clock() < end:
+            self._poll(POLL_S)
+
+    def _deliver(self, rows: list[Row]) -> None:
+        if not rows:
+            return
+        by_id = {o.query.query_id: o for o in self.outcomes}
+        for row in rows:
+            by_id[row.query_id].rows.append(row)
+        for sink in self.sinks:
+            sink.write(rows)
+
+    def _settle_truth(self) -> None:
+        observed = (
+            np.concatenate(self.observations) if self.observations else self.net.take_observations()
+        )
+        for index, outcome in enumerate(self.outcomes):
+            qid = outcome.query.query_id
+            since = self.start_us[index]
+            samples = samples_from(observed, qid, since)
+            outcome.truth = ground_truth(outcome.query, samples)
+            for sample in samples:
+                first, last = outcome.node_epochs.get(sample.node, (sample.epoch, sample.epoch))
+                outcome.node_epochs[sample.node] = (
+                    min(first, sample.epoch),
+                    max(last, sample.epoch),
+                )
+                outcome.depth[(sample.node, sample.epoch)] = self.routes.depth(
+                    sample.node, sample.t_us
+                )
+            freed = observed[
+                (observed["kind"] == OBS_QUERY)
+                & (observed["qid"] == qid)
+                & (observed["status"] == QUERY_FREE)
+                & (observed["t_us"] >= since)
+            ]
+            for node, epoch in zip(freed["node"].tolist(), freed["epoch"].tolist(), strict=True):
+                outcome.freed_at.setdefault(node, epoch)
+            outcome.complete_through = _complete_through(outcome, samples, self.finished_at[qid])
+
+
+def _complete_through(outcome: QueryOutcome, samples: Sequence[Any], collected_until: float) -> int:
+    """The last epoch whose results all had time to arrive: sampled, plus two epochs of
+    margin, before the gateway stopped collecting (and no later than a stop)."""
+    latest: dict[int, int] = {}
+    for sample in samples:
+        latest[sample.epoch] = max(latest.get(sample.epoch, 0), sample.t_us)
+    margin_us = 2 * outcome.epoch_ms * 1000
+    done = [e for e, t in latest.items() if t + margin_us <= collected_until * 1e6]
+    through = max(done, default=0)
+    if outcome.stopped_at_epoch is not None:
+        through = min(through, outcome.stopped_at_epoch)
+    return through
+
+
+def run_experiment(
+    net: Network,
+    runs: Sequence[QueryRun],
+    *,
+    epochs: int,
+    warmup_ms: float = 30_000.0,
+    sinks: Sequence[RowSink] = (),
+    progress: Callable[[str], None] | None = None,
+) -> Experiment:
+    """Run ``runs`` concurrently on ``net`` (see the module docstring)."""
+    if not runs:
+        raise ValueError("an experiment needs at least one query")
+    net.run_for(max(0.0, warmup_ms - net.now_ms))
+    outcomes = _Runner(net, runs, epochs, sinks, progress).run()
+    return Experiment(net.n, outcomes, net.now_ms / 1000.0)
+
+
+def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:
+    """The truth file's description of one query: what the comparison needs beyond rows."""
+    truth = outcome.truth
+    assert truth is not None
+    return {
+        "kind": "truth",
+        "query_id": outcome.query.query_id,
+        "sql": outcome.query.sql,
+        "epoch_ms": outcome.query.plan.epoch_ms,
+        "aggregate": outcome.query.plan.is_aggregate,
+        "nodes": nodes,
+        "complete_through": outcome.complete_through,
+        "stopped_at_epoch": outcome.stopped_at_epoch,
+        "node_epochs": {str(n): list(span) for n, span in sorted(outcome.node_epochs.items())},
+        "freed_at": {str(n): e for n, e in sorted(outcome.freed_at.items())},
+        "anomalies": {
+            "verdicts": truth.anomalies.verdicts,
+            "unread": truth.anomalies.unread,
+            "repeated": truth.anomalies.repeated,
+        },
+    }
+
+
+def write_truth(path: Path, experiment: Experiment) -> None:
+    """Every query's truth as JSON lines: its ``truth`` header, then its rows in the
+    results' own schema (``mote query --out``), readings with the node's ``depth``."""
+    with path.open("w", encoding="utf-8") as out:
+        for outcome in experiment.outcomes:
+            assert outcome.truth is not None
+            out.write(json.dumps(truth_header(outcome, experiment.nodes), sort_keys=True) + "\n")
+            for row in outcome.truth.rows:
+                for record in jsonl_records(row):
+                    if isinstance(row, Reading):
+                        record["depth"] = outcome.depth.get((row.node_id, row.epoch))
+                    out.write(json.dumps(record, sort_keys=True) + "\n")
