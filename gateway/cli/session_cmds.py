@@ -1,10 +1,15 @@
-"""`mote query`, `mote stop`, `mote sf`: commands that talk to a running mote network."""
+"""`mote query`, `mote stop`, `mote command`, `mote queries`, `mote sf`: commands that talk
+to a running mote network."""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any, TypeVar
 
 import click
@@ -13,8 +18,8 @@ from rich.console import Console
 from gateway.assembly import RegisteredQuery, Row
 from gateway.cli.params import parse_duration
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
-from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, ParamType
-from gateway.resultlog import LogLockedError, ResultLog
+from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, CommandParamError, ParamType
+from gateway.resultlog import LogLockedError
 from gateway.session import (
     QuerySession,
     RowSink,
@@ -24,7 +29,7 @@ from gateway.session import (
     run_query,
 )
 from gateway.sfserver import SerialForwarder
-from gateway.sinks import CsvSink, JsonLinesSink, LiveTableSink, ResultLogSink
+from gateway.sinks import LiveTableSink, file_sinks
 from gateway.transport import ReconnectingEndpoint, open_link
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -81,16 +86,10 @@ def _session(port: str, platform: str, baud: int | None) -> Iterator[QuerySessio
 
 
 def _sinks(out: Path | None, log: Path | None, table: bool, session: QuerySession) -> list[RowSink]:
-    sinks: list[RowSink] = []
-    if log is not None:
-        sinks.append(ResultLogSink(ResultLog(log)))
-    if out is not None:
-        if out.suffix == ".csv":
-            sinks.append(CsvSink(out))
-        elif out.suffix in (".jsonl", ".json", ".ndjson"):
-            sinks.append(JsonLinesSink(out))
-        else:
-            raise click.BadParameter("--out must end in .jsonl or .csv", param_hint="--out")
+    try:
+        sinks: list[RowSink] = list(file_sinks(out, log))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--out") from None
     if table:
         sinks.append(LiveTableSink(Console(), stats=lambda: session.assembler.stats))
     return sinks
@@ -113,6 +112,29 @@ class _Announcer:
     def close(self) -> None:
         state = "left running" if self._keep_running else "stopped"
         click.echo(f"query {self._qid} {state}", err=True)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Inside the block SIGTERM raises KeyboardInterrupt, so `kill` or a service manager
+    ends a run as Ctrl-C does (DEL sent, rows flushed, summary) instead of killing the
+    process and leaving the query running on the motes."""
+    if threading.current_thread() is not threading.main_thread():
+        # Only the main thread may set handlers; a program embedding the CLI in another
+        # thread keeps whatever SIGTERM handling it has.
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        # None: a handler set outside Python, which cannot be reinstalled; the default
+        # (terminate) is the closest.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 @click.command("query")
@@ -150,7 +172,8 @@ def query_cmd(
 ) -> None:
     """Run a TinySQL query on the network behind PORT and collect its results.
 
-    `STOP QUERY n` as SQL stops query n instead.
+    Ctrl-C or SIGTERM ends the run: the query is stopped (unless --keep-running), the rows
+    already assembled are written. `STOP QUERY n` as SQL stops query n instead.
     """
     if epochs is not None and duration is not None:
         raise click.UsageError("give --epochs or --duration, not both")
@@ -168,7 +191,7 @@ def query_cmd(
     with _session(port, platform, baud) as session:
         sinks = _sinks(out, log, table, session)
         sinks.append(_Announcer(keep_running))
-        with contextlib.suppress(KeyboardInterrupt):
+        with _sigterm_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
             run_query(session, plan, sql, sinks, limits, qid=qid, stop_at_end=not keep_running)
         stats = session.assembler.stats
         click.echo(
@@ -190,23 +213,33 @@ def stop_cmd(qid: int, port: str, platform: str, baud: int | None) -> None:
 
 
 def _command_params(name: str, assignments: Sequence[str]) -> dict[str, int | str]:
-    """``policy=delta`` style arguments, typed by the command's parameter table."""
+    """``policy=delta`` style arguments, typed and checked against the command's table
+    (``KNOWN_COMMANDS``), so a value the motes would ignore is never sent."""
     spec = KNOWN_COMMANDS.get(name)
     if spec is None:
         known = ", ".join(sorted(KNOWN_COMMANDS))
         raise click.BadParameter(f"unknown command {name!r} (known: {known})", param_hint="NAME")
-    given = dict(item.partition("=")[::2] for item in assignments)
-    expected = dict(spec.params)
-    if set(given) != set(expected):
-        usage = " ".join(f"{p}=<{t.value}>" for p, t in spec.params) or "(no parameters)"
-        raise click.BadParameter(f"{name} takes {usage}", param_hint="PARAMS")
+    param_types = dict(spec.params)
+    typed: dict[str, int | str] = {}
+    for item in assignments:
+        param, equals, text = item.partition("=")
+        if not equals or param not in param_types or param in typed:
+            raise click.BadParameter(f"{name} takes {spec.usage()}", param_hint="PARAMS")
+        value: int | str = text
+        if param_types[param] is not ParamType.STRING:
+            # Left as text when not a number: the check below then names the parameter
+            # and its range, as for a number out of range.
+            with contextlib.suppress(ValueError):
+                value = int(text, 0)
+        typed[param] = value
+    if len(typed) != len(param_types):
+        raise click.BadParameter(f"{name} takes {spec.usage()}", param_hint="PARAMS")
     try:
-        return {
-            param: value if expected[param] is ParamType.STRING else int(value, 0)
-            for param, value in given.items()
-        }
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="PARAMS") from exc
+        spec.check(typed)
+    except CommandParamError as exc:
+        hint = f"{exc.param!r}" if exc.param else "PARAMS"
+        raise click.BadParameter(exc.reason, param_hint=hint) from None
+    return typed
 
 
 @click.command("command")
@@ -218,12 +251,59 @@ def command_cmd(
     name: str, params: tuple[str, ...], port: str, platform: str, baud: int | None, node: int
 ) -> None:
     """Send a named command (AM 103) to the network behind PORT, e.g.
-    `mote command qpolicy policy=delta`, `qlen length=3`, `nointerleave enabled=1`,
-    `setrate qid=1 epochDuration=200`, `reset`. Unmodified TinyDB motes ignore them."""
+    `mote command qpolicy policy=delta` (naive|winavg|delta), `qlen length=3` (1..8),
+    `nointerleave enabled=1` (0|1), `setrate qid=1 epochDuration=200` (qid 0..254,
+    epochDuration 1..32766 in 10 ms), `reset`. Other values are refused before sending.
+    Unmodified TinyDB motes ignore these commands."""
     typed = _command_params(name, params)
     with _session(port, platform, baud) as session:
         session.send_command(name, typed, target=node)
     click.echo(f"sent {name} to {'every node' if node == ALL_NODES else f'node {node}'}", err=True)
+
+
+def _wait_seconds(ctx: click.Context, param: click.Parameter, value: str) -> float:
+    seconds = parse_duration(value)
+    if seconds <= 0:
+        raise click.BadParameter(f"{value!r} is not longer than zero")
+    return seconds
+
+
+@click.command("queries")
+@_port_options
+@click.option(
+    "--wait",
+    default="1s",
+    metavar="DURATION",
+    show_default=True,
+    callback=_wait_seconds,
+    help="How long to wait for the root's answer and listen for results (2s, 500ms, ...).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print {"running": [...], "heard": [...], "wait_s": S} on stdout instead.',
+)
+def queries_cmd(port: str, platform: str, baud: int | None, wait: float, as_json: bool) -> None:
+    """List the query ids the network behind PORT runs, one per line, as its root reports
+    them (StatusMessage, AM 106); stderr also says which ids were heard in results during
+    --wait (a stopped query is heard until its DEL has crossed the network)."""
+    with _session(port, platform, baud) as session:
+        running, heard = session.survey(wait)
+    if as_json:
+        click.echo(json.dumps({"running": sorted(running), "heard": sorted(heard), "wait_s": wait}))
+        return
+    # Ids alone on stdout, so scripts can loop over them; the prose goes to stderr.
+    for qid in sorted(running):
+        click.echo(qid)
+    if not running:
+        click.echo("no running queries", err=True)
+    listened = f"in {wait:g}s"
+    if heard:
+        ids = ", ".join(str(qid) for qid in sorted(heard))
+        click.echo(f"heard results of {ids} {listened}", err=True)
+    else:
+        click.echo(f"heard no results {listened}", err=True)
 
 
 @click.command("sf")
@@ -243,4 +323,4 @@ def sf_cmd(port: str, platform: str, baud: int | None, listen: int, host: str) -
         forwarder.close()
 
 
-COMMANDS: list[click.Command] = [query_cmd, stop_cmd, command_cmd, sf_cmd]
+COMMANDS: list[click.Command] = [query_cmd, stop_cmd, command_cmd, queries_cmd, sf_cmd]

@@ -174,10 +174,12 @@ class _Binder:
         if not aggregate_query:
             raise _error("GROUP BY needs an aggregate in the select list", expr)
         name, arith = self._field_arith(expr, "GROUP BY")
+        # COUNT(*) counts readings through nodeid but aggregates no attribute's values.
         aggregated = {
             n.name
             for item in self.bound.query.items
             for call in _calls_in(item.expr)
+            if not any(isinstance(a, ast.Star) for a in call.args)
             for n in _names_in(call)
         }
         if name.name in aggregated:
@@ -207,9 +209,13 @@ class _Binder:
             if expr.unit is not None:
                 raise _error("a duration is only meaningful as a temporal aggregate argument", expr)
             return RowConst(expr.value)
+        group = self.bound.group
+        if aggregate_query and group is not None and self._is_group_expr(expr, group):
+            # The row carries the group number, the GROUP BY arithmetic already applied:
+            # `nodeid / 4` (and, as in the TinyDB tools, plain `nodeid`) names it.
+            return RowRef(group.attribute)
         if isinstance(expr, ast.Name):
-            group = self.bound.group
-            if aggregate_query and (group is None or group.attribute != expr.name):
+            if aggregate_query:
                 raise _error("Can't SELECT non-aggregate fields in aggregate query.", expr)
             return RowRef(expr.name)
         if isinstance(expr, ast.Negate):
@@ -225,6 +231,16 @@ class _Binder:
         if isinstance(expr, ast.AggCall):
             return RowRef(self._aggregate(expr, hidden).column)
         raise _error("'*' is only allowed as COUNT(*)", expr)
+
+    def _is_group_expr(self, expr: ast.Expr, group: GroupBy) -> bool:
+        """Whether ``expr`` is the GROUP BY expression itself (``nodeid / 4``)."""
+        if not isinstance(expr, (ast.Name, ast.BinaryOp)) or _contains_aggregate(expr):
+            return False
+        try:
+            name, arith = self._field_arith(expr, "GROUP BY")
+        except TinySQLError:
+            return False
+        return name.name == group.attribute and (arith == group.arith or not arith.op)
 
     def _aggregate(self, call: ast.AggCall, hidden: bool) -> PendingAggregate:
         definition = self.catalog.aggregate(call.name)
