@@ -39,7 +39,7 @@ from gateway.protocol import (
     parse_tos_packet,
 )
 from gateway.protocol.aggregates import WINDOWED
-from gateway.protocol.motebase import add_trailer
+from gateway.protocol.motebase import add_trailer, parse_status_extension, parse_trailer
 from gateway.protocol.result import WireType
 from gateway.protocol.tos import BCAST_ADDR, DEFAULT_GROUP, UART_ADDR, AmType
 
@@ -70,6 +70,7 @@ class TinyNet:
         self.nodes = [Node(0), Node(1)]
         self.deframer = Deframer()
         self.uart_frames: list[Any] = []
+        self.deaf: set[int] = set()  # nodes that hear no radio packet (out of range)
         self._keep: list[Any] = []
         for node in self.nodes:
             self._wire(node)
@@ -143,7 +144,7 @@ class TinyNet:
                     _, packet = node.outgoing
                     node.outgoing = None
                     for other in self.nodes:
-                        if other is not node and other.radio_on:
+                        if other is not node and other.radio_on and other.ident not in self.deaf:
                             lib.mote_on_radio_rx(other.state, packet, len(packet))
                     lib.mote_on_send_done(node.state, 1)
             for node in self.nodes:
@@ -760,6 +761,81 @@ def test_commands_and_status(net: TinyNet) -> None:
     net.uart_in(AmType.QUERY, stop)
     net.run_until(net.now + 12_000)
     assert lib.mote_query_status(net.nodes[0].state, 8) == 0
+    assert lib.mote_query_status(net.nodes[1].state, 8) == 0
+
+
+def stop_message(qid: int) -> bytes:
+    return build_query_message({"qid": qid, "msgType": MsgType.DEL, "u": {"ttl": 3}})
+
+
+def _status_reply(net: TinyNet) -> bytes:
+    """Ask the root for its status over the UART; the payload of its reply."""
+    seen = len(net.uart_frames)
+    net.uart_in(AmType.STATUS, build_status({"fromBase": 1}))
+    replies = [
+        parse_tos_packet(f.payload)[1]
+        for f in net.uart_frames[seen:]
+        if f.protocol == Protocol.PACKET_NO_ACK and f.payload[2] == AmType.STATUS
+    ]
+    assert len(replies) == 1
+    payload: bytes = replies[0]
+    return payload
+
+
+def test_status_reply_announces_motebase_and_the_ids_still_busy(net: TinyNet) -> None:
+    """The status extension (protocol/motebase.py) decodes the C reply: capabilities, and
+    a stopped query's id as busy, so the gateway does not give it to a new query."""
+    assert parse_status_extension(_status_reply(net)) == {
+        "wide_states": True,
+        "epoch_base": True,
+        "busy": (),
+    }
+    net.install(agg_query(8, AggOp.MAX))
+    net.run_until(net.now + 2000)
+    net.uart_in(AmType.QUERY, stop_message(8))
+    net.run_until(net.now + 12_000)
+    reply = _status_reply(net)
+    assert parse_status(reply)["numQueries"] == 0
+    ext = parse_status_extension(reply)
+    assert ext is not None and ext["busy"] == (8,)
+
+
+def test_root_rebroadcasts_parts_with_the_epoch_base_it_chose(net: TinyNet) -> None:
+    """The PC sends the trailer without a base; the root picks epoch 1's start and every
+    part it passes down carries it, so all nodes number epochs alike (core/schedule.h)."""
+    sent: list[bytes] = []
+    send = net._send
+
+    def capture(ctx: Any, msg: Any, length: int) -> int:
+        packet = bytes(ffi.buffer(msg, length))
+        if net._node(ctx).ident == 0 and packet[2] == AmType.QUERY:
+            sent.append(parse_tos_packet(packet)[1])
+        return send(ctx, msg, length)
+
+    cb = ffi.callback("uint8_t(void *, const uint8_t *, uint8_t)", capture)
+    net._keep.append(cb)
+    net.nodes[0].hal.radio_send = cb
+    parts = [add_trailer(m, wide=True) for m in agg_query(4, AggOp.SUM)]
+    assert parse_trailer(parts[0]) == {"wide": True, "base": None}
+    net.install(parts)
+    trailers = [parse_trailer(p) for p in sent]
+    assert len(trailers) >= 2
+    assert all(t is not None and t["wide"] and t["base"] is not None for t in trailers)
+    assert len({t["base"] for t in trailers if t is not None}) == 1
+
+
+def test_a_node_that_missed_the_stop_is_stopped_by_the_root(net: TinyNet) -> None:
+    """The child hears no DEL; its next result, for a query the root no longer runs, makes
+    the root send one (core/stops.h) -- the child does not run on for ever."""
+    net.install(agg_query(8, AggOp.MAX))
+    net.run_until(net.now + 2000)
+    net.deaf.add(1)
+    net.uart_in(AmType.QUERY, stop_message(8))
+    net.run_until(net.now + 6000)
+    assert lib.mote_query_status(net.nodes[0].state, 8) == 0
+    assert lib.mote_query_status(net.nodes[1].state, 8) == 2  # still running, unaware
+    net.deaf.clear()
+    net.run_until(net.now + 6000)
     assert lib.mote_query_status(net.nodes[1].state, 8) == 0
 
 

@@ -79,11 +79,6 @@ static void hal_power(void *ctx, uint8_t part, uint8_t on)
     }
 }
 
-static void hal_radio_acks(void *ctx, uint8_t on)
-{
-    medium_set_acking(&net_of(ctx)->medium, id_of(ctx), on);
-}
-
 static void hal_leds(void *ctx, uint8_t bits)
 {
     net_of(ctx)->leds[id_of(ctx)] = bits;
@@ -111,7 +106,7 @@ void emu_hal_bind(emu_node *node, emu_net *net, uint32_t id)
     node->hal.uart_send = hal_uart_send;
     node->hal.sensor_read = hal_sensor_read;
     node->hal.power = hal_power;
-    node->hal.radio_acks = hal_radio_acks;
+    node->hal.selective_acks = 1; /* the CC1000 stack acks in software */
     node->hal.leds = hal_leds;
     node->hal.rand16 = hal_rand16;
     node->hal.observe = net->obs.on ? hal_observe : NULL;

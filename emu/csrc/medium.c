@@ -19,8 +19,6 @@ int medium_init(emu_medium *m, uint32_t n, const emu_platform *p, int lossless, 
     m->tx = calloc(n ? n : 1, sizeof *m->tx);
     m->backoff_rng = calloc(n ? n : 1, sizeof *m->backoff_rng);
     m->row = calloc((size_t)n + 1, sizeof *m->row);
-    for (i = 0; m->rx && i < n; i++)
-        m->rx[i].acking = 1;
     if (!m->rx || !m->tx || !m->backoff_rng || !m->row) {
         medium_free(m);
         return -1;
@@ -203,9 +201,8 @@ static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
             }
         }
         m->counters[EMU_CNT_RECEIVED][r]++;
-        if (r == addr && rx->acking)
+        if (m->on_rx(m->owner, r, t->buf, t->len) && r == addr)
             addressee_got_it = 1;
-        m->on_rx(m->owner, r, t->buf, t->len);
     }
     if (addr != MEDIUM_BCAST && addressee_got_it) {
         int back = find_link(m, addr, s);
@@ -272,11 +269,6 @@ void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us)
     }
 }
 
-void medium_set_acking(emu_medium *m, uint32_t node, int on)
-{
-    m->rx[node].acking = (uint8_t)(on != 0);
-}
-
 void medium_set_listening(emu_medium *m, uint32_t node, int on)
 {
     m->rx[node].listening = (uint8_t)(on != 0);
@@ -288,5 +280,4 @@ void medium_reset_node(emu_medium *m, uint32_t node)
     m->tx[node].phase = MEDIUM_IDLE;
     m->rx[node].listening = 0;
     m->rx[node].transmitting = 0;
-    m->rx[node].acking = 1;
 }

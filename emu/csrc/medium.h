@@ -24,9 +24,9 @@
  *     probability (times a global decay factor). A unicast is acknowledged if
  *     its addressee received it and the ack makes it back over the reverse
  *     link. Broadcasts are never acknowledged (as the CC1000 stack does).
- *     An addressee that withholds acks (medium_set_acking off: its node has no
- *     room for what it would have to forward) still hears the packet, but the
- *     sender gets no ack and keeps it.
+ *     An addressee whose node refuses the packet (on_rx returns 0: no room for
+ *     what it would have to forward) still heard it, but the sender gets no
+ *     ack and keeps it.
  *   - Lossless mode (tests): an ideal channel of unlimited capacity. Every
  *     listening neighbour receives every packet, nothing collides, nothing is
  *     lost, unicasts are always acknowledged, and senders skip carrier sense
@@ -49,7 +49,8 @@
 #define MEDIUM_BCAST 0xFFFFu
 
 
-typedef void (*medium_rx_fn)(void *owner, uint32_t node, const uint8_t *msg, uint8_t len);
+/* Returns 0 if the node refuses the packet: a unicast to it then goes unacknowledged. */
+typedef uint8_t (*medium_rx_fn)(void *owner, uint32_t node, const uint8_t *msg, uint8_t len);
 typedef void (*medium_done_fn)(void *owner, uint32_t node, uint8_t acked);
 typedef void (*medium_tx_fn)(void *owner, uint32_t node, int on);
 
@@ -58,7 +59,6 @@ typedef struct medium_rx {
     uint32_t locked_tx;  /* id of the transmission being received */
     uint8_t corrupt;
     uint8_t listening;
-    uint8_t acking;      /* acknowledges unicasts addressed to it (default on) */
     uint8_t transmitting;
 } medium_rx;
 
@@ -106,7 +106,6 @@ int medium_send(emu_medium *m, uint32_t node, uint64_t now_us, const uint8_t *ms
 /* The node's radio timer slot fired. */
 void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us);
 void medium_set_listening(emu_medium *m, uint32_t node, int on);
-void medium_set_acking(emu_medium *m, uint32_t node, int on);
 /* Forgets a node's send in progress and silences it (node died). */
 void medium_reset_node(emu_medium *m, uint32_t node);
 

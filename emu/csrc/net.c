@@ -12,11 +12,10 @@ static uint32_t alarm_slot(uint32_t node) { return node; }
 static uint32_t fault_slot(const emu_net *net, uint32_t k) { return 2u * net->cfg.n_nodes + k; }
 
 /* Medium callbacks: outcomes of the radio become firmware stimuli. */
-static void on_radio_rx(void *owner, uint32_t node, const uint8_t *msg, uint8_t len)
+static uint8_t on_radio_rx(void *owner, uint32_t node, const uint8_t *msg, uint8_t len)
 {
     emu_net *net = owner;
-    if (net->alive[node])
-        mote_on_radio_rx(emu_mote(net, node), msg, len);
+    return net->alive[node] && mote_on_radio_rx(emu_mote(net, node), msg, len);
 }
 
 static void on_send_done(void *owner, uint32_t node, uint8_t acked)

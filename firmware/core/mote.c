@@ -9,10 +9,12 @@
  */
 #include "mote.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "commands.h"
 #include "mote_state.h"
+#include "processing.h"
 #include "querymsg.h"
 #include "results.h"
 #include "runs.h"
@@ -23,6 +25,9 @@
 
 /* The whole node must fit next to a stack in the ATmega128's 4 KB (C99 static assert). */
 typedef char mote_state_fits_in_budget[(sizeof(struct mote_state) <= MOTE_STATE_MAX) ? 1 : -1];
+/* mote_get_stats copies the counters as the first fields of mote_stats. */
+typedef char mote_counters_lead_mote_stats[
+    (offsetof(mote_stats, queue_dropped) >= sizeof(mote_counters)) ? 1 : -1];
 
 size_t mote_state_size(void) { return sizeof(mote_state); }
 
@@ -81,22 +86,18 @@ static void report_power(mote_state *st)
     uint8_t cpu = node_awake(st, mote_now(st));
     uint8_t room = st->id == MOTE_ROOT_ID || tx_takes_forwards(st);
     uint8_t radio = cpu, bits;
-    /* A platform that cannot withhold acks: a node without room stops listening
-     * instead (children keep their results), unless it must hear query parts it lacks
+    /* A radio that acks whatever it hears: a node without room stops listening instead
+     * (children keep their results), unless it must hear query parts it lacks
      * (core/sharing.h) or a route. */
-    if (!st->hal->radio_acks)
+    if (!st->hal->selective_acks)
         radio = cpu && (room || seeking_route(st) || share_awaiting(st));
     bits = (uint8_t)(cpu << MOTE_PWR_CPU | radio << MOTE_PWR_RADIO);
-    if (st->hal->radio_acks && !room)
-        bits |= POWER_ACKS_OFF;
     if (bits == st->power)
         return;
     if ((bits ^ st->power) & (1u << MOTE_PWR_CPU))
         st->hal->power(st->hal->ctx, MOTE_PWR_CPU, cpu);
     if ((bits ^ st->power) & (1u << MOTE_PWR_RADIO))
         st->hal->power(st->hal->ctx, MOTE_PWR_RADIO, radio);
-    if ((bits ^ st->power) & POWER_ACKS_OFF)
-        st->hal->radio_acks(st->hal->ctx, !(bits & POWER_ACKS_OFF));
     st->power = bits;
 }
 
@@ -197,6 +198,7 @@ static void settle(mote_state *st)
         send_beacon(st);
     share_pump(st);
     stops_pump(st);
+    proc_emit_more(st);
     tx_pump(st);
     report_power(st);
     rearm(st);
@@ -243,15 +245,16 @@ void mote_on_alarm(mote_state *st)
     settle(st);
 }
 
-static void dispatch(mote_state *st, const uint8_t *pkt, uint16_t len, uint8_t from_uart)
+/* Returns 0 if the packet is refused (results.h): it must not be acknowledged. */
+static uint8_t dispatch(mote_state *st, const uint8_t *pkt, uint16_t len, uint8_t from_uart)
 {
     tos_header tos;
     const uint8_t *data = pkt + TOS_HEADER_LEN;
     if (!tos_msg_parse(&tos, pkt, len))
-        return;
+        return 1;
     /* The UART hop's group byte is irrelevant: TinyDB overwrites it (§1). */
     if (!from_uart && tos.group != TOS_DEFAULT_GROUP)
-        return;
+        return 1;
     switch (tos.type) {
     case AM_QUERY:
         qmsg_receive(st, data, tos.length);
@@ -270,17 +273,19 @@ static void dispatch(mote_state *st, const uint8_t *pkt, uint16_t len, uint8_t f
     case AM_DUMMY_RESULT:
     case AM_ROUTE_BEACON:
         if (!from_uart)
-            results_receive(st, &tos, data);
+            return results_receive(st, &tos, data);
         break;
     default:
         break;
     }
+    return 1;
 }
 
-void mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len)
+uint8_t mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len)
 {
-    dispatch(st, tos_msg, len, 0);
+    uint8_t taken = dispatch(st, tos_msg, len, 0);
     settle(st);
+    return taken;
 }
 
 void mote_on_send_done(mote_state *st, uint8_t acked)
@@ -305,7 +310,7 @@ void mote_on_uart_rx(mote_state *st, const uint8_t *bytes, uint16_t len)
                 st->hal->uart_send(st->hal->ctx, ack, k);
         }
         pkt = serial_rx_packet(&st->srx, &n);
-        dispatch(st, pkt, n, 1);
+        (void)dispatch(st, pkt, n, 1);
     }
     settle(st);
 }
@@ -325,7 +330,7 @@ uint8_t mote_power_state(const mote_state *st)
 void mote_get_stats(const mote_state *st, mote_stats *out)
 {
     const radioq_stats *q = radioq_get_stats(&st->rq);
-    *out = st->stats;
+    memcpy(out, &st->stats, sizeof st->stats); /* the common first fields (mote_stats.h) */
     out->queue_dropped = q->dropped;
     out->queue_merged = q->merged;
     out->queue_evicted = q->evicted;

@@ -30,7 +30,9 @@ void mote_init(mote_state *st, uint16_t id, const mote_hal *hal);
 
 /* Stimuli from the platform. */
 void mote_on_alarm(mote_state *st);
-void mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len);
+/* Returns 0 if the node refuses the packet: a radio with selective acks (hal.h)
+ * must not acknowledge it. */
+uint8_t mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len);
 void mote_on_send_done(mote_state *st, uint8_t acked);
 void mote_on_uart_rx(mote_state *st, const uint8_t *bytes, uint16_t len);
 

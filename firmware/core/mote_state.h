@@ -59,7 +59,7 @@
 #define TUPLE_MAX_TRIES 6u
 #define TUPLE_BLIND_TRIES 2u /* resends on a timer; later ones wait for the parent */
 #define RECORD_RETRY_SPREAD_MS 32u /* random part of an aggregate record's resend pause */
-#define CHILD_MEMORY_EPOCHS 4u   /* epochs a node counts as a parent after hearing a child */
+#define CHILD_MEMORY_EPOCHS 8u   /* epochs a node counts as a parent after hearing a child */
 
 /*
  * Where a query is within its epoch: the next thing to happen. A node with
@@ -87,7 +87,8 @@ typedef struct query_run {
     uint8_t phase;        /* enum run_phase */
     uint8_t slot_depth;   /* depth used for this epoch's slots */
     uint8_t drain_left;   /* epochs left while QUERY_DRAINING */
-    uint8_t emitted;      /* records of the current epoch already sent */
+    uint8_t emitted;      /* records of the current epoch: 0 not yet, then under way/done
+                             (core/processing.c) -- a child's record is late from then on */
     group_table groups;
 } query_run;
 
@@ -117,6 +118,7 @@ typedef struct held_result {
     uint8_t tries;        /* sends so far */
     uint8_t waits;        /* unacknowledged: resend when the parent is heard or next epoch */
     uint8_t prompted;     /* this send followed the parent's own: it is alive, only busy */
+    uint16_t to;          /* the parent it was last sent to */
     uint8_t payload[QR_LEN];
 } held_result;
 
@@ -168,7 +170,6 @@ struct mote_state {
     uint8_t listening;        /* queries in their children's interval (bit per slot) */
     uint8_t waiting;          /* queries waiting to hear the parent (bit per slot) */
     uint8_t power;            /* last state reported through hal.power (bit per part), and: */
-#define POWER_ACKS_OFF 0x80u  /* acks withheld: no room for results to forward (hal.h) */
     uint8_t in_flight;        /* what the radio carries: enum tx_in_flight (txpath.h) */
     uint8_t child_epochs;     /* epochs left counting as a parent (results heard) */
     uint8_t beacon_due;
@@ -181,7 +182,7 @@ struct mote_state {
 
     routing rt;
     serial_rx srx;
-    mote_stats stats;
+    mote_counters stats;
 };
 
 /* Logical now. */

@@ -206,32 +206,63 @@ static int16_t delta_key(int32_t v)
     return (int16_t)(v > INT16_MAX ? INT16_MAX : v < INT16_MIN ? INT16_MIN : v);
 }
 
-void proc_emit(mote_state *st, uint8_t slot)
+/*
+ * The records of one epoch go out in (expression, group slot) order, as many
+ * at a time as the radio queue takes; the rest follow as it drains
+ * (proc_emit_more), so no record is dropped for a full queue. run.emitted keeps
+ * the place: 0 not started, p + 1 next position p, EMIT_DONE finished.
+ */
+#define EMIT_DONE 0xFFu
+
+static uint8_t emit_from(mote_state *st, uint8_t slot, uint8_t pos, uint8_t drop)
 {
     const query *q = &st->queries.slot[slot];
     query_run *run = &st->run[slot];
-    uint8_t e, g, idx = 0;
-    run->emitted = 1;
-    for (e = 0; e < q->num_exprs; e++) {
+    uint8_t groups = run->groups.count, end = (uint8_t)(q->num_exprs * groups);
+    for (; groups && pos < end; pos++) {
+        uint8_t e = (uint8_t)(pos / groups), g = (uint8_t)(pos % groups);
         const qexpr *x = &q->exprs[e];
         uint16_t bit = (uint16_t)(1u << e);
-        uint8_t size = QUERY_IS_AGG_EXPR(x) ? agg_wire_size(x, q->wide) : 0;
+        uint8_t size = QUERY_IS_AGG_EXPR(x) ? agg_wire_size(x, q->wide) : 0, *state;
+        uint8_t qr[QR_LEN];
         agg_ctx c;
-        if (size == 0)
+        if (size == 0 || !(run->groups.live[g] & bit))
             continue;
+        if (!drop && st->id != MOTE_ROOT_ID && radioq_count(&st->rq) >= radioq_len(&st->rq))
+            return (uint8_t)(pos + 1u); /* the queue is full: resume here */
         c = ctx_of(st, slot, e);
-        for (g = 0; g < run->groups.count; g++) {
-            uint8_t *state, qr[QR_LEN];
-            if (!(run->groups.live[g] & bit))
-                continue;
-            state = proc_state(st, slot, e, g);
-            if (agg_epoch_has_data(state, &c) &&
-                qr_encode_record(qr, q->qid, idx++, run->epoch, mote_now(st), run->groups.no[g],
-                                 e, state, size) &&
-                tx_result(st, qr, st->id, delta_key(agg_value(state, q->wide))))
-                st->stats.results_sent++;
-            if (!agg_end_epoch(state, &c))
-                run->groups.live[g] &= (uint16_t)~bit;
-        }
+        state = proc_state(st, slot, e, g);
+        if (drop)
+            st->stats.results_unsent++;
+        else if (agg_epoch_has_data(state, &c) &&
+            qr_encode_record(qr, q->qid, (uint8_t)(pos & 0x7Fu), run->epoch, mote_now(st),
+                             run->groups.no[g], e, state, size) &&
+            tx_result(st, qr, st->id, delta_key(agg_value(state, q->wide))))
+            st->stats.results_sent++;
+        if (!agg_end_epoch(state, &c))
+            run->groups.live[g] &= (uint16_t)~bit;
     }
+    return EMIT_DONE;
+}
+
+void proc_emit(mote_state *st, uint8_t slot)
+{
+    st->run[slot].emitted = emit_from(st, slot, 0, 0);
+}
+
+void proc_emit_more(mote_state *st)
+{
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++) {
+        uint8_t at = st->run[i].emitted;
+        if (st->queries.slot[i].status >= QUERY_RUNNING && at != 0 && at != EMIT_DONE)
+            st->run[i].emitted = emit_from(st, i, (uint8_t)(at - 1u), 0);
+    }
+}
+
+void proc_emit_abandon(mote_state *st, uint8_t slot)
+{
+    uint8_t at = st->run[slot].emitted;
+    if (at != 0 && at != EMIT_DONE) /* reset what never went, so it is not counted twice */
+        st->run[slot].emitted = emit_from(st, slot, (uint8_t)(at - 1u), 1);
 }

@@ -11,7 +11,8 @@
  *                may make ours redundant (ops/snoop.h).
  *   proc_emit    in the node's transmit interval: one record per aggregate
  *                expression per group that reports this epoch, each its own
- *                message; then per-epoch state is reset.
+ *                message, as fast as the radio queue takes them
+ *                (proc_emit_more continues); each state is reset once sent.
  *
  * Aggregate states live in the node's arena as [expression][group slot], each
  * agg_state_size() bytes in the query's layout (query.wide, ops/agg.h);
@@ -33,6 +34,13 @@ void proc_sample(mote_state *st, uint8_t slot);
 void proc_merge(mote_state *st, uint8_t slot, const qr_view *v);
 void proc_snoop(mote_state *st, uint8_t slot, const qr_view *v);
 void proc_emit(mote_state *st, uint8_t slot);
+
+/* Records an emission left for lack of queue room, now that it may have some. */
+void proc_emit_more(mote_state *st);
+
+/* A new epoch begins with records of the last still waiting for room: they are
+ * given up (counted in results_unsent) and their states reset. */
+void proc_emit_abandon(mote_state *st, uint8_t slot);
 
 /* 1 if the query has a MIN/MAX whose records siblings may suppress (worth listening for). */
 uint8_t proc_snoops(const query *q);

@@ -1,5 +1,6 @@
 #include "results.h"
 
+#include "../net/le16.h"
 #include "../result/result.h"
 #include "processing.h"
 #include "runs.h"
@@ -42,37 +43,46 @@ static uint8_t record_is_late(const mote_state *st, uint8_t slot, const qr_view 
     return st->run[slot].emitted || v->epoch != st->run[slot].epoch;
 }
 
-static void on_result_for_me(mote_state *st, const mhop_header *mh, const qr_view *v,
-                             const uint8_t *qr)
+/* Whether the node has room to take a result it would forward (records merge). */
+static uint8_t room_for(const mote_state *st, uint8_t slot, const qr_view *v)
+{
+    uint8_t merges = slot < QUERY_SLOTS && st->queries.slot[slot].has_agg &&
+                     v->type == QR_AGG_RECORD;
+    return merges || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
+}
+
+static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_view *v,
+                                const uint8_t *qr)
 {
     routing_verdict verdict;
-    uint8_t slot;
-    /* Heard without an ack (no room, report_power): the sender keeps it and sends it
-     * again; taking it now would also mark the resend a duplicate. */
-    if (st->power & POWER_ACKS_OFF)
-        return;
+    uint8_t slot = run_slot_of(st, v->qid);
+    st->child_epochs = CHILD_MEMORY_EPOCHS;
+    /* No room to pass it on: refused unacknowledged, the sender keeps it and sends it
+     * again when it hears us make room; taking it now would also mark that resend a
+     * duplicate. A record needs no room: it merges into our own. */
+    if (!room_for(st, slot, v))
+        return 0;
     verdict = routing_should_forward(&st->rt, mh);
     if (verdict == ROUTING_DROP_DUP || verdict == ROUTING_DROP_CYCLE)
-        return;
+        return 1;
     /* A child still routes through us, awake right after its send: our beacon (depth
      * 0xFF) tells it to look elsewhere, before a stale depth of its subtree lures us in. */
     if (verdict == ROUTING_DROP_NO_ROUTE && routing_searching(&st->rt))
         st->beacon_due = 1;
-    st->child_epochs = CHILD_MEMORY_EPOCHS;
     if (v->type == QR_TUPLE) /* more may follow: the activity tail */
         st->hold_until = mote_now(st) + ACTIVITY_HOLD_MS;
-    slot = run_slot_of(st, v->qid);
     if (slot == QUERY_SLOTS)
         heard_unknown_result(st, v->qid, mh->sourceaddr);
     if (slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD) {
-        if (record_is_late(st, slot, v))
+        if (record_is_late(st, slot, v) && !run_begin_early(st, slot, v->epoch))
             st->stats.records_late++;
         else
             proc_merge(st, slot, v); /* TAG: folded into our own record, not forwarded */
-        return;
+        return 1;
     }
     if (verdict == ROUTING_ACCEPT && tx_result(st, qr, mh->originaddr, forward_key(st, v, qr)))
         st->stats.results_forwarded++;
+    return 1;
 }
 
 static void on_result_overheard(mote_state *st, const tos_header *tos, const mhop_header *mh,
@@ -107,18 +117,21 @@ static void route_changed(mote_state *st)
         st->next_beacon_at = soon;
 }
 
-void results_receive(mote_state *st, const tos_header *tos, const uint8_t *data)
+uint8_t results_receive(mote_state *st, const tos_header *tos, const uint8_t *data)
 {
     mhop_header mh;
     qr_view v;
     const uint8_t *body = data + MHOP_HEADER_LEN;
     uint8_t body_len, depth;
     if (tos->length < MHOP_HEADER_LEN)
-        return;
+        return 1;
     body_len = (uint8_t)(tos->length - MHOP_HEADER_LEN);
     mhop_header_unpack(&mh, data);
     depth = routing_depth(&st->rt);
     routing_on_packet(&st->rt, tos, &mh, body, body_len);
+    /* A beacon naming us as parent: a child, even one our full neighbour table forgot. */
+    if (tos->type == AM_ROUTE_BEACON && body_len >= 2 && le16_get(body) == st->id)
+        st->child_epochs = CHILD_MEMORY_EPOCHS;
     if (routing_depth(&st->rt) != depth)
         route_changed(st);
     if (mh.sourceaddr == routing_parent(&st->rt) && st->id != MOTE_ROOT_ID) {
@@ -126,11 +139,11 @@ void results_receive(mote_state *st, const tos_header *tos, const uint8_t *data)
         run_parent_heard(st);
     }
     if (tos->type != AM_DATA || !qr_decode(&v, body, body_len))
-        return;
+        return 1;
     if (tos->addr == st->id ||
         (st->id == MOTE_ROOT_ID && tos->addr == TOS_BCAST_ADDR &&
          mh.hopcount == MHOP_HOPCOUNT_INVALID))
-        on_result_for_me(st, &mh, &v, body);
-    else
-        on_result_overheard(st, tos, &mh, &v);
+        return on_result_for_me(st, &mh, &v, body);
+    on_result_overheard(st, tos, &mh, &v);
+    return 1;
 }

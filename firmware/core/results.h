@@ -18,7 +18,8 @@
 
 #include "mote_state.h"
 
-/* A multihop packet (`data` after the TOS header). */
-void results_receive(mote_state *st, const tos_header *tos, const uint8_t *data);
+/* A multihop packet (`data` after the TOS header). Returns 0 if it is refused: a
+ * tuple for the parent with no room to queue it (hal.h, selective acks). */
+uint8_t results_receive(mote_state *st, const tos_header *tos, const uint8_t *data);
 
 #endif /* MOTE_CORE_RESULTS_H */

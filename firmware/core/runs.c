@@ -56,6 +56,15 @@ uint8_t run_slot_of(const mote_state *st, uint8_t qid)
                                                                                   : QUERY_SLOTS;
 }
 
+static uint8_t aggregates_running(const mote_state *st)
+{
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING && st->queries.slot[i].has_agg)
+            return 1;
+    return 0;
+}
+
 uint8_t run_tuples_running(const mote_state *st)
 {
     uint8_t i;
@@ -127,14 +136,17 @@ static uint32_t relay_jitter(mote_state *st, uint8_t slot)
 /*
  * First wake-up of the epoch starting at run->epoch_start (core/schedule.h):
  * for the children's interval if there are children (the root always: its
- * reading must precede its children's records, as for every parent), at the start of the own
- * interval for a leaf that may snoop a sibling's MIN/MAX, else at the transmit
- * time itself.
+ * reading must precede its children's records, as for every parent) -- and for
+ * an aggregate query always: a neighbour may take the node as its parent at any
+ * epoch boundary, and its record, finding the node asleep, would miss its epoch.
+ * Otherwise at the start of the own interval for a leaf that may snoop a
+ * sibling's MIN/MAX, else at the transmit time itself.
  */
 static void schedule_epoch(mote_state *st, uint8_t slot)
 {
     query_run *run = &st->run[slot];
-    if (st->id == MOTE_ROOT_ID || may_have_children(&st->rt, st->child_epochs != 0)) {
+    if (st->id == MOTE_ROOT_ID || st->queries.slot[slot].has_agg ||
+        may_have_children(&st->rt, st->child_epochs != 0)) {
         run->phase = PH_WAKE;
         run->next_at = interval_start(run, (uint8_t)(run->slot_depth + 1u));
     } else if (proc_snoops(&st->queries.slot[slot])) {
@@ -155,6 +167,11 @@ static void plan_epoch(mote_state *st, uint8_t slot, uint32_t after)
     const query *q = &st->queries.slot[slot];
     query_run *run = &st->run[slot];
     uint32_t label;
+    /* Between epochs is when a better parent may be taken; within one the parent is
+     * held while aggregates run, so records go where they are expected
+     * (net/routing.h). Tuples carry their epoch and may take any way up. */
+    routing_hold_switches(&st->rt, 0);
+    routing_hold_switches(&st->rt, aggregates_running(st));
     run->slot_depth = sched_slot_depth(routing_depth(&st->rt));
     label = sched_next_label(mote_now(st), q->epoch_base, run->epoch_ms, run->slot_depth,
                              after + 1u);
@@ -282,6 +299,7 @@ static uint8_t begin_epoch(mote_state *st, uint8_t slot)
         }
         run->drain_left--;
     }
+    proc_emit_abandon(st, slot);
     run->epoch = (uint16_t)run->label; /* begun: the number observers and records carry */
     run->emitted = 0;
     st->stats.epochs++;
@@ -353,6 +371,17 @@ static void phase_parent(mote_state *st, uint8_t slot)
 {
     st->waiting &= (uint8_t)~(1u << slot);
     next_epoch(st, slot);
+}
+
+uint8_t run_begin_early(mote_state *st, uint8_t slot, uint16_t epoch)
+{
+    query_run *run = &st->run[slot];
+    if (run->phase != PH_WAKE_TRANSMIT || epoch != (uint16_t)run->label || run->epoch == epoch ||
+        !begin_epoch(st, slot))
+        return 0;
+    st->listening |= (uint8_t)(1u << slot);
+    run->phase = PH_TRANSMIT; /* at the transmit time already drawn */
+    return 1;
 }
 
 void run_parent_heard(mote_state *st)

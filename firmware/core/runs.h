@@ -62,6 +62,14 @@ uint8_t run_relays_tuples(const mote_state *st);
 /* End of the node's own interval in the epoch being worked on: its control stops. */
 uint32_t run_tx_until(const query_run *run);
 
+/*
+ * A child's record for the epoch the node planned next arrived before the node
+ * began that epoch: it did not know it had children (a leaf wakes only at its
+ * transmit time). It begins the epoch now -- samples, and takes its children's
+ * records from here on -- and transmits at the time it planned. 1 if it did.
+ */
+uint8_t run_begin_early(mote_state *st, uint8_t slot, uint16_t epoch);
+
 /* A result or beacon from the parent was heard: queries waiting for it move on. */
 void run_parent_heard(mote_state *st);
 

@@ -86,27 +86,64 @@ static uint8_t build_result_packet(mote_state *st, uint8_t *pkt, const uint8_t *
     return (uint8_t)(TOS_HEADER_LEN + MHOP_HEADER_LEN + len);
 }
 
+static void make_entry(radioq_entry *e, const uint8_t *qr, uint16_t origin, int16_t value)
+{
+    uint8_t i;
+    e->origin = origin;
+    e->epoch = le16_get(qr + QR_OFF_EPOCH);
+    e->value = value;
+    e->score = 0;
+    e->qid = qr[QR_OFF_QID];
+    e->count = 1;
+    e->len = QR_LEN;
+    e->urgent = qr[QR_OFF_TYPE] == QR_AGG_RECORD;
+    for (i = 0; i < QR_LEN; i++)
+        e->payload[i] = qr[i];
+}
+
+/*
+ * A record must reach the parent within the parent's interval; a tuple can wait.
+ * A tuple held for a parent that has not taken it yet (busy, without room) goes
+ * back to the queue so the record goes first. It keeps no seqno there: if the
+ * parent did take an earlier send, the resend is a duplicate the gateway drops.
+ */
+static void record_first(mote_state *st)
+{
+    radioq_entry e;
+    uint8_t slot;
+    if (!st->held.valid || st->radio_busy || st->held.payload[QR_OFF_TYPE] != QR_TUPLE ||
+        radioq_count(&st->rq) >= radioq_len(&st->rq))
+        return;
+    slot = qtable_find(&st->queries, st->held.payload[QR_OFF_QID]);
+    make_entry(&e, st->held.payload, st->held.origin,
+               slot < QUERY_SLOTS ? qr_tuple_key(st->held.payload, &st->queries.slot[slot]) : 0);
+    if (!radioq_push(&st->rq, &e))
+        return;
+    st->held.valid = 0;
+    st->held.waits = 0;
+    st->retry_pending = 0;
+}
+
+static uint8_t record_queued(const mote_state *st)
+{
+    const radioq_entry *next = radioq_peek(&st->rq);
+    return next && next->urgent;
+}
+
 uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value)
 {
     radioq_entry e;
-    uint8_t i;
     if (st->id == MOTE_ROOT_ID) {
         uint8_t pkt[TOS_MSG_MAX];
         uint8_t n = build_result_packet(st, pkt, qr, QR_LEN, origin);
         uart_send_packet(st, pkt, n);
         return 1;
     }
-    e.origin = origin;
-    e.epoch = le16_get(qr + QR_OFF_EPOCH);
-    e.value = value;
-    e.score = 0;
-    e.qid = qr[QR_OFF_QID];
-    e.count = 1;
-    e.len = QR_LEN;
-    for (i = 0; i < QR_LEN; i++)
-        e.payload[i] = qr[i];
+    make_entry(&e, qr, origin, value);
     if (!radioq_push(&st->rq, &e))
         return 0;
+    if (e.urgent)
+        record_first(st);
     tx_pump(st);
     return 1;
 }
@@ -179,8 +216,20 @@ uint8_t tx_results_may_go(const mote_state *st, uint32_t now)
 
 uint8_t tx_takes_forwards(const mote_state *st)
 {
-    uint8_t len = radioq_len(&st->rq);
-    return radioq_count(&st->rq) + (len > 1u ? 1u : 0u) < len;
+    uint8_t len = radioq_len(&st->rq), keep = 0, i;
+    /* A place for each query's own result of the next epoch, tuple or record (at least
+     * one). A query still being assembled may be one: its places are made while it is,
+     * before it starts. */
+    for (i = 0; i < QUERY_SLOTS; i++) {
+        const query *q = &st->queries.slot[i];
+        if (q->status == QUERY_ASSEMBLING || q->status == QUERY_RUNNING)
+            keep++;
+    }
+    if (keep == 0)
+        keep = 1;
+    if (keep >= len)
+        keep = (uint8_t)(len - 1u);
+    return radioq_count(&st->rq) + keep < len;
 }
 
 void tx_parent_heard(mote_state *st)
@@ -240,6 +289,7 @@ static void send_held(mote_state *st)
     }
     if (!radio_send(st, pkt, n))
         return;
+    st->held.to = routing_parent(&st->rt);
     st->held.tries++;
     st->in_flight = mh.hopcount == MHOP_HOPCOUNT_INVALID ? TX_RESULT_BCAST
                                                                   : TX_RESULT_UNICAST;
@@ -247,6 +297,11 @@ static void send_held(mote_state *st)
 
 void tx_pump(mote_state *st)
 {
+    /* A result waiting for a parent the node has left goes to the new one at once. */
+    if (st->held.valid && st->held.waits && st->held.to != routing_parent(&st->rt)) {
+        st->held.waits = 0;
+        st->retry_pending = 0;
+    }
     if (st->radio_busy || st->retry_pending)
         return;
     if (st->ctl_count) {
@@ -284,7 +339,7 @@ void tx_pump(mote_state *st)
 /* Not listening for lack of room: only where the radio cannot withhold acks (mote.c). */
 static uint8_t deaf(const mote_state *st)
 {
-    return !st->hal->radio_acks && st->id != MOTE_ROOT_ID && !tx_takes_forwards(st);
+    return !st->hal->selective_acks && st->id != MOTE_ROOT_ID && !tx_takes_forwards(st);
 }
 
 /* The parent acknowledged `held`, or did not (asleep, deaf with a full queue, lost). */
@@ -299,10 +354,17 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
         st->held.valid = 0;
         if (acked)
             st->send_until = sched_later(st->send_until, now + PARENT_AWAKE_MS);
-        /* Our children may still have tuples; they overheard this one: stay a moment. */
-        if (tuple && st->child_epochs)
+        /* Our children may still have tuples; they overheard this one: stay a moment.
+         * Also when we know of none: a node that just chose us as parent finds us
+         * asleep, and this tail is where its prompted resend (tx_parent_heard) lands. */
+        if (tuple)
             st->hold_until = now + ACTIVITY_HOLD_MS;
         return;
+    }
+    if (tuple && record_queued(st)) {
+        record_first(st);
+        if (!st->held.valid)
+            return;
     }
     if (st->held.tries >= (tuple ? TUPLE_MAX_TRIES : RESULT_MAX_TRIES)) {
         st->held.valid = 0;

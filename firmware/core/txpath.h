@@ -84,9 +84,10 @@ uint8_t tx_results_pending(const mote_state *st);
 uint8_t tx_results_may_go(const mote_state *st, uint32_t now);
 
 /*
- * Room for children's results: the queue keeps its last place for the node's
- * own next reading, so a relay's backlog never crowds out its own tuple. A node
- * without room stops listening (backpressure, core/schedule.h).
+ * Room for children's results: the queue keeps a place for each of the node's
+ * own next readings (one per tuple query), so a relay's backlog never crowds
+ * out its own tuples. A node without room withholds acks (backpressure,
+ * core/schedule.h).
  */
 uint8_t tx_takes_forwards(const mote_state *st);
 

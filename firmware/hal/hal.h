@@ -67,11 +67,14 @@ typedef struct mote_hal {
     int16_t (*sensor_read)(void *ctx, uint8_t attr);
 
     void (*power)(void *ctx, uint8_t part, uint8_t on);
-    /* Whether the radio acknowledges unicasts addressed to the node (on at boot). A
-     * node without room for what it would forward withholds acks and keeps listening:
-     * senders keep their packets and hear it make room. May be NULL (the radio always
-     * acks): the core then stops listening instead while it has no room. */
-    void (*radio_acks)(void *ctx, uint8_t on);
+    /* 1 if the radio acknowledges a unicast addressed to the node only when
+     * mote_on_radio_rx returns 1 for it -- a radio that acks in software once the
+     * packet is in, as the CC1000 stack does. The core then refuses, unacknowledged,
+     * what it has no room to forward, and keeps listening: senders keep their packets
+     * and hear it make room, while what needs no room (a child's aggregate record,
+     * merged into the node's own) is still taken. 0: the radio acks whatever it
+     * receives; the core stops listening instead while it has no room. */
+    uint8_t selective_acks;
     void (*leds)(void *ctx, uint8_t bits);
     uint16_t (*rand16)(void *ctx);
     void (*observe)(void *ctx, const mote_observation *obs); /* may be NULL */

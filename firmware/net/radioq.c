@@ -146,6 +146,12 @@ static uint8_t lowest_pos(const radioq *q)
 
 static uint8_t next_pos(const radioq *q)
 {
+    uint8_t i;
+    for (i = 0; i < q->count; i++) {
+        if (q->slot[q->order[i]].urgent) {
+            return i;
+        }
+    }
     return q->policy == RADIOQ_DELTA ? best_pos(q) : 0;
 }
 

@@ -23,6 +23,9 @@
  *               evicted (the newcomer is dropped if it is the lowest), and the
  *               remaining entries of a (qid, origin) are rescored after each of
  *               its deliveries. Out-of-order delivery is intended.
+ *   - Urgent entries (the query engine's aggregate records, which must reach
+ *     the parent within its interval) go first, oldest first, under every
+ *     policy; the policy orders the rest.
  *   - radioq_pop hands over the next entry (a copy) and counts it delivered:
  *     delivery means "handed to the radio"; link retries are the HAL's job.
  *   - Last delivered values are remembered in a ring of RADIOQ_HISTORY
@@ -56,6 +59,8 @@ typedef struct radioq_entry {
     uint8_t qid;
     uint8_t count;    /* results this entry stands for (> 1 after WINAVG merges, saturates) */
     uint8_t len;      /* valid bytes in payload */
+    uint8_t urgent;   /* goes before every entry that is not (an aggregate record, due in
+                         its interval), whatever the policy */
     uint8_t payload[RADIOQ_PAYLOAD_MAX];
 } radioq_entry;
 

@@ -253,8 +253,9 @@ static void reselect(routing *rt, uint8_t period_end)
     if (have_parent) {
         cur = &rt->nb[rt->parent_slot];
         cand = best == NO_SLOT ? cur : &rt->nb[best];
-        /* hysteresis: keep a working parent unless clearly beaten */
-        if (cand == cur || cand->depth > cur->depth ||
+        /* hysteresis: keep a working parent unless clearly beaten; while switches are
+         * held (mid-epoch), keep it anyway */
+        if (cand == cur || cand->depth > cur->depth || (rt->flags & ROUTING_F_HOLD) ||
             (cand->depth == cur->depth && cand->quality < (uint16_t)cur->quality + ROUTING_SWITCH_MARGIN)) {
             best = rt->parent_slot; /* kept; its depth may have changed */
         }
@@ -401,8 +402,19 @@ void routing_set_duty_cycled(routing *rt, uint8_t on)
     if (on && !(rt->flags & ROUTING_F_DUTY_CYCLED) && rt->parent_slot != NO_SLOT) {
         rt->nb[rt->parent_slot].silent = 0; /* judged by misses from now on */
     }
+    if (!on && (rt->flags & ROUTING_F_HOLD)) {
+        routing_hold_switches(rt, 0); /* nobody keeps a schedule: choose freely again */
+    }
     rt->flags = (uint8_t)(on ? rt->flags | ROUTING_F_DUTY_CYCLED
                              : rt->flags & ~ROUTING_F_DUTY_CYCLED);
+}
+
+void routing_hold_switches(routing *rt, uint8_t on)
+{
+    rt->flags = (uint8_t)(on ? rt->flags | ROUTING_F_HOLD : rt->flags & ~ROUTING_F_HOLD);
+    if (!on) {
+        reselect(rt, 0);
+    }
 }
 
 void routing_parent_acked(routing *rt)

@@ -81,6 +81,7 @@
 #define ROUTING_F_ROOT 0x01u       /* node 0: depth 0, parent TOS_UART_ADDR, never changes */
 #define ROUTING_F_DUTY_CYCLED 0x02u /* asleep most of the time: silence is no sign of loss */
 #define ROUTING_F_LOST_ROUTE 0x04u /* unrouted after having had a parent: descendants may linger */
+#define ROUTING_F_HOLD 0x08u       /* a working parent is kept, however a neighbour compares */
 
 /* What to do with a multihop packet addressed to this node. */
 typedef enum routing_verdict {
@@ -172,6 +173,16 @@ void routing_tick(routing *rt);
 
 /* Whether the node sleeps between slots (a query runs); see the mechanism above. */
 void routing_set_duty_cycled(routing *rt, uint8_t on);
+
+/*
+ * Hold (on) or allow (off) switching away from a working parent. A node that
+ * keeps a slot schedule holds it while an epoch is under way: a child that
+ * changed parent between planning its epoch and sending its record would send
+ * to a parent that did not plan to listen for it, and the record would come
+ * late. Releasing the hold reconsiders the choice at once. A lost parent is
+ * dropped either way.
+ */
+void routing_hold_switches(routing *rt, uint8_t on);
 
 /* The parent acknowledged a send: it is alive and hears us. */
 void routing_parent_acked(routing *rt);

@@ -42,12 +42,13 @@ void mote_on_alarm(mote_state *st)
     st->hal->radio_send(st->hal->ctx, msg, sizeof msg);
 }
 
-void mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len)
+uint8_t mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len)
 {
     if (len >= 7) {
         st->received++;
         st->last_src = (uint16_t)(tos_msg[5] | (tos_msg[6] << 8));
     }
+    return !plan_of(st->id)->refuse;
 }
 
 void mote_on_send_done(mote_state *st, uint8_t acked)

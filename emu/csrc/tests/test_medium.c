@@ -126,6 +126,23 @@ static void test_unicast_ack(void)
     emu_net_free(net);
 }
 
+static void test_refused_unicast_goes_unacknowledged(void)
+{
+    emu_net *net = make(3, 0, 5);
+    memset(stub_plans, 0, sizeof stub_plans);
+    stub_plans[1].send_at_ms = 10;
+    stub_plans[1].dest = 2;
+    stub_plans[2].refuse = 1;
+    stub_plans[0].refuse = 1; /* a bystander refusing changes nothing */
+    line_links(net, 3);
+    emu_net_boot(net);
+    emu_net_run_until(net, 1000000u);
+    CHECK(stub(net, 2)->received == 1); /* heard, not taken */
+    CHECK(stub(net, 1)->send_done == 1 && stub(net, 1)->acked == 0);
+    CHECK(emu_net_counters(net, EMU_CNT_ACKED)[1] == 0);
+    emu_net_free(net);
+}
+
 static void test_lossy_link_statistics(void)
 {
     /* one link of probability 0.3, 1 sender, many independent nets */
@@ -357,6 +374,7 @@ int main(void)
     test_hidden_terminals_collide();
     test_carrier_sense_serialises_neighbours();
     test_unicast_ack();
+    test_refused_unicast_goes_unacknowledged();
     test_lossy_link_statistics();
     test_energy_is_phase_time_times_current();
     test_battery_depletion_kills();
