@@ -171,7 +171,14 @@ def _run_experiment(
 
 @click.command("emulate")
 @click.option("--nodes", type=click.IntRange(1, 65535), default=100, show_default=True)
-@click.option("--topology", type=click.Choice(["grid", "random", "file"]), default="grid")
+@click.option(
+    "--topology",
+    type=click.Choice(["grid", "random", "intel", "file"]),
+    default="grid",
+    show_default=True,
+    help="Node layout: a grid, random positions, the 54-mote Intel Berkeley lab "
+    "(node 0 at its centroid), or a --positions file.",
+)
 @click.option("--platform", type=click.Choice(["mica", "mica2", "mica2dot"]), default="mica2")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option(

@@ -308,15 +308,28 @@ def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:
     }
 
 
+def truth_records(experiment: Experiment) -> list[dict[str, Any]]:
+    """Every query's truth: its ``truth`` header, then its rows in the results' own
+    schema (``mote query --out``), readings with the node's ``depth``."""
+    records: list[dict[str, Any]] = []
+    for outcome in experiment.outcomes:
+        assert outcome.truth is not None
+        records.append(truth_header(outcome, experiment.nodes))
+        for row in outcome.truth.rows:
+            for record in jsonl_records(row):
+                if isinstance(row, Reading):
+                    record["depth"] = outcome.depth.get((row.node_id, row.epoch))
+                records.append(record)
+    return records
+
+
+def result_records(experiment: Experiment) -> list[dict[str, Any]]:
+    """The rows every query delivered, as ``mote query --out`` writes them."""
+    return [record for o in experiment.outcomes for row in o.rows for record in jsonl_records(row)]
+
+
 def write_truth(path: Path, experiment: Experiment) -> None:
-    """Every query's truth as JSON lines: its ``truth`` header, then its rows in the
-    results' own schema (``mote query --out``), readings with the node's ``depth``."""
+    """The truth as JSON lines (:func:`truth_records`), for ``mote accuracy``."""
     with path.open("w", encoding="utf-8") as out:
-        for outcome in experiment.outcomes:
-            assert outcome.truth is not None
-            out.write(json.dumps(truth_header(outcome, experiment.nodes), sort_keys=True) + "\n")
-            for row in outcome.truth.rows:
-                for record in jsonl_records(row):
-                    if isinstance(row, Reading):
-                        record["depth"] = outcome.depth.get((row.node_id, row.epoch))
-                    out.write(json.dumps(record, sort_keys=True) + "\n")
+        for record in truth_records(experiment):
+            out.write(json.dumps(record, sort_keys=True) + "\n")

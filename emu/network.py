@@ -20,7 +20,7 @@ from emu._motesim import ffi, lib
 from emu.sources import Source, default_sources
 
 PLATFORMS = {"mica": lib.EMU_MICA, "mica2": lib.EMU_MICA2, "mica2dot": lib.EMU_MICA2DOT}
-TOPOLOGIES = ("grid", "random", "file")
+TOPOLOGIES = ("grid", "random", "intel", "file")
 PHASES = {
     "sleep": lib.EMU_PH_SLEEP,
     "cpu": lib.EMU_PH_CPU,
@@ -101,6 +101,8 @@ class NetworkConfig:
             return topology.grid_positions(self.nodes, self.spacing)
         if self.topology == "random":
             return topology.random_positions(self.nodes, self.spacing, self.seed)
+        if self.topology == "intel":
+            return topology.file_positions(topology.INTEL_LAB, self.root_position)
         if self.topology == "file":
             if self.positions_file is None:
                 raise ConfigError("topology 'file' needs positions_file")
@@ -108,7 +110,7 @@ class NetworkConfig:
         raise ConfigError(f"unknown topology {self.topology!r}; choose one of {TOPOLOGIES}")
 
     def node_count(self) -> int:
-        return len(self.positions()) if self.topology == "file" else self.nodes
+        return len(self.positions()) if self.topology in ("file", "intel") else self.nodes
 
     def links(self, positions: np.ndarray) -> topology.Links:
         if self.link_table is not None:

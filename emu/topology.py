@@ -57,6 +57,11 @@ def random_positions(n: int, spacing: float, seed: int) -> np.ndarray:
     return pos
 
 
+#: The 54 motes of the Intel Berkeley lab deployment (2004), metres; the layout the
+#: TinyDB paper's deployment ran on (``--topology intel``).
+INTEL_LAB = Path(__file__).resolve().parent / "data" / "intel-lab-mote-locs.txt"
+
+
 def file_positions(path: str | Path, root_position: tuple[float, float] | None) -> np.ndarray:
     """A ``moteid x y`` file (one header line, e.g. the Intel lab layout).
 

@@ -14,6 +14,8 @@ the mote, its 64 acknowledgement, protocol 66 results from it.
 
 from __future__ import annotations
 
+import math
+
 from emu.network import Network
 from gateway.protocol.framing import Deframer, Protocol, frame_packet, frame_packet_ack
 from gateway.transport.base import LinkStats
@@ -80,7 +82,9 @@ class VirtualEndpoint:
 
     def _advance(self, seconds: float) -> None:
         if seconds > 0:
-            self.net.run_for(seconds * 1000.0)
+            # Whole microseconds, at least one: a wait of a fraction of one must still move
+            # the clock, or a caller waiting for a deadline would wait for ever.
+            self.net.run_until((self.net.now_us + max(1, math.ceil(seconds * 1e6))) / 1000.0)
         for frame in self._deframer.feed(self.net.uart_read()):
             if frame.protocol == Protocol.ACK and frame.token is not None:
                 self._acked.add(frame.token)

@@ -28,7 +28,7 @@ from typing import Protocol
 
 from gateway.finalize import AggregateSpec as FinalizeSpec
 from gateway.finalize import AggregateValue, FinalizeError, expavg_step, finalize
-from gateway.protocol.aggregates import AggOp
+from gateway.protocol.aggregates import WINDOWED, AggOp
 
 Value = int | float | None
 
@@ -260,7 +260,10 @@ class _QueryAssembly:
             key
             for key, bucket in self._buckets.items()
             if bucket.epoch < self.latest_epoch - self._window
-            or (bucket.epoch < self.latest_epoch and self._expected <= bucket.records.keys())
+            or (
+                bucket.epoch < self.latest_epoch
+                and self._reporting(bucket.epoch) <= bucket.records.keys()
+            )
         ]
         return self._close(sorted(ready), stats)
 
@@ -275,6 +278,17 @@ class _QueryAssembly:
             else:
                 rows.append(row)
         return rows
+
+    def _reporting(self, epoch: int) -> set[int]:
+        """The aggregates that report at ``epoch``: a window WINxxx(w, s) only when
+        epoch % s == 0 (wire format §9.3), so a row need not wait for a record that will
+        not come -- and rows close in epoch order, as EXPAVG's smoothing needs."""
+        return {
+            agg.expr_idx
+            for agg in self.query.plan.aggregates
+            if agg.op_id not in WINDOWED
+            or epoch % max(1, agg.args[1] if len(agg.args) > 1 else 1) == 0
+        }
 
     def _finalize(self, bucket: _Bucket) -> AggregateRow | None:
         values = []

@@ -132,6 +132,18 @@ def test_incomplete_bucket_closes_once_results_run_past_the_window() -> None:
     assert [(r.epoch, r.columns) for r in rows] == [(1, {"MAX(light)": 10, "AVG(temp)": None})]
 
 
+def test_a_row_does_not_wait_for_a_window_that_does_not_report_in_its_epoch() -> None:
+    # WINSUM(light, 4, 2) reports at even epochs only (wire format §9.3): epoch 1's row is
+    # complete with MAX alone and closes as soon as epoch 2 begins, in epoch order.
+    asm = assembler_for("SELECT MAX(light), WINSUM(light, 4, 2) FROM sensors", reorder_window=3)
+    assert asm.add(record(1, 0, max_state(10)), START) == []
+    rows = asm.add(record(2, 0, max_state(20)), START)
+    assert [(r.epoch, r.columns) for r in rows] == [
+        (1, {"MAX(light)": 10, "WINSUM(light, 4, 2)": None})
+    ]
+    assert asm.add(record(3, 0, max_state(30)), START) == []  # epoch 2 waits for its window
+
+
 def test_records_older_than_the_window_or_for_closed_buckets_are_late() -> None:
     asm = assembler_for("SELECT MAX(light) FROM sensors", reorder_window=2)
     asm.add(record(1, 0, max_state(1)), START)

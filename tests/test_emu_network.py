@@ -22,7 +22,7 @@ from emu.network import (
 from emu.queries import query_frames
 from emu.sources import Constant, Trace
 
-INTEL_LAB = Path("/work/shared/data/intel-lab-mote-locs.txt")
+INTEL_LAB = topology.INTEL_LAB
 
 
 def test_grid_disc_links_are_the_8_neighbourhood() -> None:
