@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 PYENV_BINS := $(shell command -v pyenv >/dev/null 2>&1 && for v in $$(pyenv versions --bare | grep -E '^3\.1[0-3]\.[0-9]+$$'); do printf '%s/versions/%s/bin:' "$$(pyenv root)" "$$v"; done)
 export PATH := $(PYENV_BINS)$(PATH)
 
-.PHONY: run test venv clean
+.PHONY: run test fuzz bench venv clean
 
 $(BIN)/mote: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,16 @@ test:
 	$(PYTHON) -m venv $(VENV)-tox
 	$(VENV)-tox/bin/pip install --quiet "tox>=4.20"
 	$(VENV)-tox/bin/tox run-parallel --parallel 2 --parallel-no-spinner
+
+# Long runs that `make test` holds to a small budget: the differential test (random queries
+# on random networks against the emulator's ground truth; counterexamples go to
+# tests/data/differential_regressions.json) and the emulator benchmark.
+fuzz: $(BIN)/mote
+	$(BIN)/python tests/fuzz_differential.py --cases 1000
+	$(BIN)/python tests/fuzz_differential.py --cases 300 --lossy
+
+bench: $(BIN)/mote
+	$(BIN)/python bench/emulator.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-tox .tox build *.egg-info
