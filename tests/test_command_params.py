@@ -116,6 +116,26 @@ def test_missing_or_unknown_parameters_show_the_usage(
     send_good_command_and_check_it_was_alone(mote)
 
 
+@pytest.mark.parametrize("node", ["70000", "32768", "-1"])
+def test_a_node_id_the_command_cannot_carry_is_a_usage_error(mote: ScriptedMote, node: str) -> None:
+    result = CliRunner().invoke(
+        build_cli(), ["command", "qlen", "length=3", "--node", node, "--port", str(mote.path)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--node'" in result.output
+    send_good_command_and_check_it_was_alone(mote)
+
+
+def test_a_command_for_one_node_is_addressed_to_it(mote: ScriptedMote) -> None:
+    result = CliRunner().invoke(
+        build_cli(), ["command", "qlen", "length=3", "--node", "7", "--port", str(mote.path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "sent qlen to node 7" in result.output
+    [command] = sent_commands(mote, 1)
+    assert command["nodeid"] == 7
+
+
 def run_mote(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", MOTE, *args], capture_output=True, text=True, timeout=60

@@ -246,9 +246,19 @@ def _command_params(name: str, assignments: Sequence[str]) -> dict[str, int | st
 @click.argument("name")
 @click.argument("params", nargs=-1)
 @_port_options
-@click.option("--node", type=int, default=ALL_NODES, help="Target node id [default: every node].")
+@click.option(
+    "--node",
+    type=click.IntRange(0, 0x7FFF),  # CommandMsg.nodeid is a signed short, -1 = every node
+    default=None,
+    help="Target node id 0..32767 [default: every node].",
+)
 def command_cmd(
-    name: str, params: tuple[str, ...], port: str, platform: str, baud: int | None, node: int
+    name: str,
+    params: tuple[str, ...],
+    port: str,
+    platform: str,
+    baud: int | None,
+    node: int | None,
 ) -> None:
     """Send a named command (AM 103) to the network behind PORT, e.g.
     `mote command qpolicy policy=delta` (naive|winavg|delta), `qlen length=3` (1..8),
@@ -257,8 +267,8 @@ def command_cmd(
     Unmodified TinyDB motes ignore these commands."""
     typed = _command_params(name, params)
     with _session(port, platform, baud) as session:
-        session.send_command(name, typed, target=node)
-    click.echo(f"sent {name} to {'every node' if node == ALL_NODES else f'node {node}'}", err=True)
+        session.send_command(name, typed, target=ALL_NODES if node is None else node)
+    click.echo(f"sent {name} to {'every node' if node is None else f'node {node}'}", err=True)
 
 
 def _wait_seconds(ctx: click.Context, param: click.Parameter, value: str) -> float:
