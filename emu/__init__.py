@@ -20,6 +20,8 @@ sources are C (``emu/csrc``); Python configures and observes. Public API::
     net.alive                        # bool[n]
     net.routing()                    # (parent uint16[n], depth uint8[n]) snapshot; 0xFFFF /
                                      #  0xFF: no route, the root's parent is 0x7E (UART)
+    net.mote_id(i), net.node_index(id)  # node i is mote i, but no mote is 126 (TOS_UART_ADDR):
+                                     #  nodes 126.. are motes 127.. (results carry mote ids)
     net.kill(node, at_ms=None)       # at a virtual time (None: now); revive() reboots
     net.set_link(src, dst, prob)     # change a link while running
     net.set_sensor("temp", RandomWalk(), nodes=range(1, 10))

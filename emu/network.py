@@ -127,6 +127,18 @@ class NetworkConfig:
         )
 
 
+def mote_id(index: int) -> int:
+    """The mote id (TOS_LOCAL_ADDRESS) of node ``index``: the same, except that no mote
+    is 126, TinyOS 1.x's UART address, so nodes 126.. are motes 127.. (emu/csrc/moteid.h).
+    Results, observations and routing parents carry mote ids."""
+    return int(lib.emu_mote_id(index))
+
+
+def node_index(mote: int) -> int:
+    """The node index of mote id ``mote`` (EMU_MAX_NODES for 126 and the broadcast id)."""
+    return int(lib.emu_node_index(mote))
+
+
 def attr_id(name: str) -> int:
     """Catalog id of attribute ``name`` (the firmware's, via C); ConfigError if unknown."""
     attr = int(lib.emu_attr_id(name.lower().encode()))
@@ -317,8 +329,21 @@ class Network:
         ptrs = {name: lib.emu_net_counters(self._net, v) for name, v in COUNTERS.items()}
         return {name: self._view(ptr, np.uint32) for name, ptr in ptrs.items()}
 
+    def mote_id(self, index: int) -> int:
+        """The mote id of node ``index`` (:func:`mote_id`)."""
+        if not 0 <= index < self.n:
+            raise IndexError(f"no node {index} in a network of {self.n}")
+        return mote_id(index)
+
+    def node_index(self, mote: int) -> int:
+        """The index of the node with mote id ``mote``; ValueError if no node has it."""
+        index = node_index(mote)
+        if index >= self.n:
+            raise ValueError(f"no node has mote id {mote}")
+        return index
+
     def routing(self) -> Routing:
-        """Every node's parent and depth now (a snapshot, not a live view)."""
+        """Every node's parent (a mote id) and depth now, by node index (a snapshot)."""
         parent = np.empty(self.n, dtype=np.uint16)
         depth = np.empty(self.n, dtype=np.uint8)
         with self._lock:

@@ -8,6 +8,9 @@
  * would carry. Everything is allocated by emu_net_new and the setters;
  * emu_net_run_until never allocates.
  *
+ * Nodes are indexed 0..N-1 everywhere in this API; their mote ids skip 126
+ * (moteid.h). Observations and routing parents carry mote ids.
+ *
  * Timer slots in the event queue: [0, N) node alarms, [N, 2N) node radios,
  * [2N, 2N + max_faults) scheduled kill/revive events.
  */
@@ -18,6 +21,7 @@
 
 #include "emu_types.h"
 #include "energy.h"
+#include "moteid.h"
 #include "platform.h"
 
 typedef struct emu_net emu_net;
@@ -76,8 +80,8 @@ const uint8_t *emu_net_alive(const emu_net *net);
 const uint8_t *emu_net_leds(const emu_net *net);
 /* The node's firmware state block (for read-only introspection). */
 void *emu_net_mote(emu_net *net, uint32_t node);
-/* Each node's routing-tree parent and depth as its firmware holds them
- * (0xFFFF / 0xFF: no route; the root's parent is the UART address). */
+/* Each node's routing-tree parent (a mote id) and depth as its firmware holds
+ * them (0xFFFF / 0xFF: no route; the root's parent is the UART address). */
 void emu_net_routing(emu_net *net, uint16_t *parent, uint8_t *depth);
 
 /*

@@ -92,7 +92,7 @@ static uint16_t hal_rand16(void *ctx)
 static void hal_observe(void *ctx, const mote_observation *obs)
 {
     emu_net *net = net_of(ctx);
-    observations_add(&net->obs, net->now_us, id_of(ctx), obs);
+    observations_add(&net->obs, net->now_us, emu_mote_id(id_of(ctx)), obs);
 }
 
 void emu_hal_bind(emu_node *node, emu_net *net, uint32_t id)

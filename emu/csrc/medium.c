@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "moteid.h"
+
 enum { MEDIUM_IDLE = 0, MEDIUM_BACKOFF = 1, MEDIUM_ON_AIR = 2, MEDIUM_GIVING_UP = 3 };
 
 /* CC1000 stack style backoffs, in byte times: initial 1..32, congestion 1..16. */
@@ -180,6 +182,7 @@ static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
 {
     medium_tx *t = &m->tx[s];
     uint16_t addr = (uint16_t)(t->buf[0] | (t->buf[1] << 8));
+    uint32_t to = emu_node_index(addr); /* the addressee's index (moteid.h) */
     double factor = decay_factor(m, now_us);
     int addressee_got_it = 0;
     uint8_t acked = 0;
@@ -201,11 +204,11 @@ static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
             }
         }
         m->counters[EMU_CNT_RECEIVED][r]++;
-        if (m->on_rx(m->owner, r, t->buf, t->len) && r == addr)
+        if (m->on_rx(m->owner, r, t->buf, t->len) && r == to)
             addressee_got_it = 1;
     }
     if (addr != MEDIUM_BCAST && addressee_got_it) {
-        int back = find_link(m, addr, s);
+        int back = find_link(m, to, s);
         acked = (uint8_t)(m->lossless || (back >= 0 && link_ok(m, m->prob[back], factor)));
         if (acked)
             m->counters[EMU_CNT_ACKED][s]++;

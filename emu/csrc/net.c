@@ -55,7 +55,7 @@ static void node_reboot(emu_net *net, uint32_t node)
         return;
     energy_settle(&net->energy, node, net->now_us);
     power_up(net, node);
-    mote_init(emu_mote(net, node), (uint16_t)node, &net->nodes[node].hal);
+    mote_init(emu_mote(net, node), emu_mote_id(node), &net->nodes[node].hal);
 }
 
 static int alloc_arrays(emu_net *net)
@@ -86,7 +86,7 @@ emu_net *emu_net_new(const emu_config *cfg)
     emu_net *net;
     uint32_t n = cfg->n_nodes, i;
     const emu_platform *p = emu_platform_get(cfg->platform);
-    if (!p || n == 0 || n > 65535u || cfg->battery_j < 0.0 || cfg->tx_a < 0.0)
+    if (!p || n == 0 || n > EMU_MAX_NODES || cfg->battery_j < 0.0 || cfg->tx_a < 0.0)
         return NULL;
     net = calloc(1, sizeof *net);
     if (!net)
@@ -172,7 +172,7 @@ void emu_net_boot(emu_net *net)
     uint32_t i;
     for (i = 0; i < net->cfg.n_nodes; i++) {
         power_up(net, i);
-        mote_init(emu_mote(net, i), (uint16_t)i, &net->nodes[i].hal);
+        mote_init(emu_mote(net, i), emu_mote_id(i), &net->nodes[i].hal);
     }
 }
 
