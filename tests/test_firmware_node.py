@@ -30,6 +30,7 @@ from gateway.protocol import (
     build_query_result,
     build_status,
     build_tos_packet,
+    decode_packet,
     decode_state,
     encode_state,
     frame_packet_ack,
@@ -800,25 +801,41 @@ def test_status_reply_announces_motebase_and_the_ids_still_busy(net: TinyNet) ->
     assert ext is not None and ext["busy"] == (8,)
 
 
-def test_root_rebroadcasts_parts_with_the_epoch_base_it_chose(net: TinyNet) -> None:
-    """The PC sends the trailer without a base; the root picks epoch 1's start and every
-    part it passes down carries it, so all nodes number epochs alike (core/schedule.h)."""
+def capture_sends(net: TinyNet, node: int) -> list[bytes]:
+    """Every packet `node` puts on the air from now on."""
     sent: list[bytes] = []
     send = net._send
 
     def capture(ctx: Any, msg: Any, length: int) -> int:
-        packet = bytes(ffi.buffer(msg, length))
-        if net._node(ctx).ident == 0 and packet[2] == AmType.QUERY:
-            sent.append(parse_tos_packet(packet)[1])
+        sent.append(bytes(ffi.buffer(msg, length)))
         return send(ctx, msg, length)
 
     cb = ffi.callback("uint8_t(void *, const uint8_t *, uint8_t)", capture)
     net._keep.append(cb)
-    net.nodes[0].hal.radio_send = cb
+    net.nodes[node].hal.radio_send = cb
+    return sent
+
+
+def test_beacons_decode_with_construct_and_tell_the_root_the_depth(net: TinyNet) -> None:
+    root, child = capture_sends(net, 0), capture_sends(net, 1)
+    net.run_until(net.now + 20_000)
+
+    def beacons(sent: list[bytes]) -> list[Any]:
+        return [p.body for p in map(decode_packet, sent) if p.am == AmType.MULTIHOP_ROUTE]
+
+    assert beacons(child) and beacons(root)
+    assert all(b["parent"] == 0 and b["motebase"]["deepest"] == 1 for b in beacons(child))
+    assert beacons(root)[-1]["motebase"]["deepest"] == 1  # it heard its child's
+
+
+def test_root_rebroadcasts_parts_with_the_epoch_base_it_chose(net: TinyNet) -> None:
+    """The PC sends the trailer without a base; the root picks epoch 1's start and every
+    part it passes down carries it, so all nodes number epochs alike (core/schedule.h)."""
+    sent = capture_sends(net, 0)
     parts = [add_trailer(m, wide=True) for m in agg_query(4, AggOp.SUM)]
     assert parse_trailer(parts[0]) == {"wide": True, "base": None}
     net.install(parts)
-    trailers = [parse_trailer(p) for p in sent]
+    trailers = [parse_trailer(parse_tos_packet(p)[1]) for p in sent if p[2] == AmType.QUERY]
     assert len(trailers) >= 2
     assert all(t is not None and t["wide"] and t["base"] is not None for t in trailers)
     assert len({t["base"] for t in trailers if t is not None}) == 1

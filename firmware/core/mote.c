@@ -148,6 +148,8 @@ static void rearm(mote_state *st)
         }
     if (!running)
         earliest(&next, st->next_beacon_at);
+    if (st->beacon_due == BEACON_SOON)
+        earliest(&next, st->beacon_soon_at);
     if (st->retry_pending)
         earliest(&next, st->retry_at);
     if (share_awaiting(st) && !sched_due(share_next_request(st), now))
@@ -194,7 +196,7 @@ static void settle(mote_state *st)
 {
     routing_set_duty_cycled(&st->rt, st->id != MOTE_ROOT_ID && run_any(st));
     /* Records first: the parent merges what reaches it before its own transmit time. */
-    if (st->beacon_due && tx_gate(st) && !tx_results_pending(st) && !st->radio_busy)
+    if (st->beacon_due == BEACON_NOW && tx_gate(st) && !tx_results_pending(st) && !st->radio_busy)
         send_beacon(st);
     share_pump(st);
     stops_pump(st);
@@ -235,9 +237,11 @@ void mote_on_alarm(mote_state *st)
     /* With a query running, beacons ride on the transmit phase (runs.c). */
     if (!run_any(st) && sched_due(st->next_beacon_at, now)) {
         routing_tick(&st->rt);
-        st->beacon_due = 1;
+        st->beacon_due = BEACON_NOW;
         st->next_beacon_at = now + BEACON_PERIOD_MS;
     }
+    if (st->beacon_due == BEACON_SOON && sched_due(st->beacon_soon_at, now))
+        st->beacon_due = BEACON_NOW;
     if (st->retry_pending && sched_due(st->retry_at, now)) {
         st->retry_pending = 0;
         st->held.waits = 0;

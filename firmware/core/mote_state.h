@@ -38,6 +38,8 @@
 #define TIME_SYNC_TOLERANCE_MS 16u /* smaller differences are radio latency, not skew */
 #define BEACON_PERIOD_MS 4096u
 #define BEACON_TRIGGER_SPREAD_MS 128u /* a route change is announced within this */
+#define BEACON_NOW 1u
+#define BEACON_SOON 2u
 #define SEND_RETRY_MS 8u
 /* The activity tail (core/schedule.h): a parent listens this long after a tuple
  * for it; > SCHED_TX_GUARD_MS, so a child's next send, started at once, lands. */
@@ -152,7 +154,8 @@ struct mote_state {
     radioq rq;
     ctl_packet ctlq[CTLQ_LEN];
 
-    uint32_t next_beacon_at;
+    uint32_t next_beacon_at;  /* the periodic beacon, and the routing tick with it */
+    uint32_t beacon_soon_at;  /* a triggered beacon (beacon_due == BEACON_SOON) */
     uint32_t retry_at;
     uint32_t alarm_at;
     uint32_t hold_until;      /* activity tail: keep listening until then */
@@ -172,7 +175,7 @@ struct mote_state {
     uint8_t power;            /* last state reported through hal.power (bit per part), and: */
     uint8_t in_flight;        /* what the radio carries: enum tx_in_flight (txpath.h) */
     uint8_t child_epochs;     /* epochs left counting as a parent (results heard) */
-    uint8_t beacon_due;
+    uint8_t beacon_due;       /* BEACON_NOW: at the next chance; BEACON_SOON: at beacon_soon_at */
     uint8_t no_interleave;
     uint8_t cmd_seen;
     uint8_t cmd_last_seq;     /* low byte of the last command seqNo */

@@ -80,7 +80,8 @@ static void take_epoch_base(mote_state *st, uint8_t slot, const uint8_t *msg, ui
         trailer_apply_flags(q, &t);
     if (st->id == MOTE_ROOT_ID && fwd == TOS_UART_ADDR) {
         if (q->base_known != QUERY_BASE_SET) {
-            q->epoch_base = sched_start_base(mote_now(st), sched_epoch_ms(q->epoch_units));
+            q->epoch_base = sched_start_base(mote_now(st), sched_epoch_ms(q->epoch_units),
+                                             routing_deepest(&st->rt));
             q->base_known = QUERY_BASE_SET;
         }
         return;

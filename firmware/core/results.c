@@ -68,11 +68,17 @@ static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_
     /* A child still routes through us, awake right after its send: our beacon (depth
      * 0xFF) tells it to look elsewhere, before a stale depth of its subtree lures us in. */
     if (verdict == ROUTING_DROP_NO_ROUTE && routing_searching(&st->rt))
-        st->beacon_due = 1;
+        st->beacon_due = BEACON_NOW;
     if (v->type == QR_TUPLE) /* more may follow: the activity tail */
         st->hold_until = mote_now(st) + ACTIVITY_HOLD_MS;
-    if (slot == QUERY_SLOTS)
+    if (slot == QUERY_SLOTS) {
         heard_unknown_result(st, v->qid, mh->sourceaddr);
+        /* A stopped query's: nobody assembles it any more, and the airtime up to the
+         * root is what the queries that run need. Taken (acked): the sender is told
+         * to stop, not to resend. */
+        if (stops_has(st, v->qid))
+            return 1;
+    }
     if (slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD) {
         if (record_is_late(st, slot, v) && !run_begin_early(st, slot, v->epoch))
             st->stats.records_late++;
@@ -111,10 +117,14 @@ static void on_result_overheard(mote_state *st, const tos_header *tos, const mho
 static void route_changed(mote_state *st)
 {
     uint32_t soon = mote_now(st) + st->hal->rand16(st->hal->ctx) % BEACON_TRIGGER_SPREAD_MS;
-    if (run_any(st))
-        st->beacon_due = 1;
-    else if ((int32_t)(st->next_beacon_at - soon) > 0)
-        st->next_beacon_at = soon;
+    if (run_any(st)) {
+        st->beacon_due = BEACON_NOW;
+    } else if (!st->beacon_due) {
+        /* Its own timer: the periodic one also ticks the routing table, and ticking at
+         * every announcement would age a parent out while it is heard as often as ever. */
+        st->beacon_soon_at = soon;
+        st->beacon_due = BEACON_SOON;
+    }
 }
 
 uint8_t results_receive(mote_state *st, const tos_header *tos, const uint8_t *data)
@@ -122,17 +132,18 @@ uint8_t results_receive(mote_state *st, const tos_header *tos, const uint8_t *da
     mhop_header mh;
     qr_view v;
     const uint8_t *body = data + MHOP_HEADER_LEN;
-    uint8_t body_len, depth;
+    uint8_t body_len, depth, deepest;
     if (tos->length < MHOP_HEADER_LEN)
         return 1;
     body_len = (uint8_t)(tos->length - MHOP_HEADER_LEN);
     mhop_header_unpack(&mh, data);
     depth = routing_depth(&st->rt);
+    deepest = routing_deepest(&st->rt);
     routing_on_packet(&st->rt, tos, &mh, body, body_len);
     /* A beacon naming us as parent: a child, even one our full neighbour table forgot. */
     if (tos->type == AM_ROUTE_BEACON && body_len >= 2 && le16_get(body) == st->id)
         st->child_epochs = CHILD_MEMORY_EPOCHS;
-    if (routing_depth(&st->rt) != depth)
+    if (routing_depth(&st->rt) != depth || routing_deepest(&st->rt) > deepest)
         route_changed(st);
     if (mh.sourceaddr == routing_parent(&st->rt) && st->id != MOTE_ROOT_ID) {
         tx_parent_heard(st);

@@ -203,7 +203,7 @@ static void choose_base(mote_state *st, uint8_t slot)
     if (q->base_known != QUERY_BASE_NONE)
         return;
     if (st->id == MOTE_ROOT_ID) {
-        q->epoch_base = sched_start_base(now, epoch_ms);
+        q->epoch_base = sched_start_base(now, epoch_ms, routing_deepest(&st->rt));
         q->base_known = QUERY_BASE_SET;
     } else {
         q->epoch_base = now / epoch_ms + 1u;
@@ -341,7 +341,7 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
     /* Beacons ride on this wake-up rather than on an alarm of their own. */
     if (sched_due(st->next_beacon_at, now)) {
         routing_tick(&st->rt);
-        st->beacon_due = 1;
+        st->beacon_due = BEACON_NOW;
         st->next_beacon_at = now + BEACON_PERIOD_MS;
     }
     if (st->id == MOTE_ROOT_ID) {

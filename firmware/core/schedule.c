@@ -22,10 +22,20 @@ uint32_t sched_jitter_span(uint32_t interval_ms)
     return fits > half ? fits : half;
 }
 
-uint32_t sched_start_base(uint32_t now, uint32_t epoch_ms)
+uint32_t sched_start_base(uint32_t now, uint32_t epoch_ms, uint8_t deepest)
 {
     uint32_t delay = epoch_ms > SCHED_START_DELAY_MS ? epoch_ms : SCHED_START_DELAY_MS;
-    uint32_t earliest = now + delay;
+    uint32_t earliest;
+    if (deepest != SCHED_DEPTH_UNKNOWN) {
+        /* The wave leaves in the next control period and crosses one slot per level
+         * (plus a period for a lost part asked again); the deepest level begins epoch
+         * 1 (deepest + 2) intervals before it ends. */
+        uint32_t reach = 2u * SCHED_CTL_PERIOD_MS + (uint32_t)deepest * SCHED_CTL_SLOT_MS;
+        uint32_t lead = ((uint32_t)deepest + 2u) * sched_interval_ms(epoch_ms);
+        if (reach + lead > epoch_ms + delay)
+            delay = reach + lead - epoch_ms;
+    }
+    earliest = now + delay;
     return earliest / epoch_ms + (earliest % epoch_ms ? 1u : 0u);
 }
 

@@ -100,8 +100,12 @@ uint32_t sched_interval_ms(uint32_t epoch_ms);
 uint32_t sched_jitter_span(uint32_t interval_ms);
 
 /* The epoch base K of a query completed at the root at `now`: epoch 1 starts at
- * K x epoch_ms, the first epoch boundary one epoch and SCHED_START_DELAY_MS away. */
-uint32_t sched_start_base(uint32_t now, uint32_t epoch_ms);
+ * K x epoch_ms, the first epoch boundary at least one epoch and
+ * SCHED_START_DELAY_MS away -- and far enough for the query to reach the
+ * deepest level (`deepest`, routing_deepest; SCHED_DEPTH_UNKNOWN if not known)
+ * before that level's work on epoch 1 begins, so epoch 1 counts every node. */
+#define SCHED_DEPTH_UNKNOWN 0xFFu
+uint32_t sched_start_base(uint32_t now, uint32_t epoch_ms, uint8_t deepest);
 
 /* The base K that keeps numbering `label` for the epoch starting at `start` (a
  * multiple of epoch_ms): a new rate continues the count. */

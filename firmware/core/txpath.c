@@ -172,16 +172,21 @@ static uint8_t is_downward(const ctl_packet *p)
     return p->bytes[2] == AM_QUERY || p->bytes[2] == AM_COMMAND;
 }
 
+static uint8_t is_del(const ctl_packet *p)
+{
+    return p->bytes[2] == AM_QUERY && p->bytes[TOS_HEADER_LEN + QMSG_MSG_TYPE] == QMSG_DEL;
+}
+
 uint8_t tx_down_waiting(const mote_state *st)
 {
     return st->ctl_count && is_downward(&st->ctlq[st->ctl_head]);
 }
 
-uint8_t tx_down_gate(const mote_state *st)
+uint8_t tx_down_gate(const mote_state *st, uint8_t is_del)
 {
     uint8_t depth = routing_depth(&st->rt);
     uint32_t now;
-    if (!run_any(st) || depth == ROUTING_DEPTH_NONE)
+    if ((!run_any(st) && !is_del) || depth == ROUTING_DEPTH_NONE)
         return 1; /* nobody sleeps / nobody below follows our slots */
     now = mote_now(st);
     if ((int32_t)(st->ctl_until - now) > 0)
@@ -307,7 +312,7 @@ void tx_pump(mote_state *st)
     if (st->ctl_count) {
         ctl_packet *p = &st->ctlq[st->ctl_head];
         uint8_t p_am = p->bytes[2], down = is_downward(p);
-        if (!(down ? tx_down_gate(st) : tx_gate(st))) {
+        if (!(down ? tx_down_gate(st, is_del(p)) : tx_gate(st))) {
             /* A downward packet waiting for its slot holds no result up. */
             if (down && !st->held.waits && tx_results_may_go(st, mote_now(st)) &&
                 (st->held.valid || take_next(st)))
@@ -323,7 +328,7 @@ void tx_pump(mote_state *st)
             st->ctl_count--;
             /* Only downward control sent on the schedule opens the tail: without one,
              * the receivers are awake anyway and relay at once. */
-            if (down && run_any(st))
+            if (down && (run_any(st) || is_del(p)))
                 st->in_flight = TX_DOWNWARD;
             else
                 st->in_flight = p_am == AM_QUERY_REQUEST ? TX_QUERY_REQUEST : TX_OTHER_CONTROL;

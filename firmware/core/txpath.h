@@ -67,9 +67,11 @@ uint8_t tx_gate(const mote_state *st);
  * Downward control -- query parts (AM 101) and commands (AM 103) -- travels in
  * the down wave (core/schedule.h): it may go in the node's own down slot, in
  * the tail of a burst it started there (the children it woke still listen),
- * or at once when nobody sleeps.
+ * or at once when nobody sleeps. A DEL keeps to the slot even on a node that
+ * runs nothing: it is for children that still run the query, and they sleep
+ * but in that slot (core/stops.h).
  */
-uint8_t tx_down_gate(const mote_state *st);
+uint8_t tx_down_gate(const mote_state *st, uint8_t is_del);
 
 /* 1 if the control packet next in line is downward control. */
 uint8_t tx_down_waiting(const mote_state *st);

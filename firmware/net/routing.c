@@ -263,6 +263,28 @@ static void reselect(routing *rt, uint8_t period_end)
     set_parent(rt, best);
 }
 
+/* A child's beacon: the deepest depth below it, from motebase's trailer. */
+static void heard_deepest(routing *rt, const uint8_t *body, uint8_t body_len)
+{
+    uint16_t at = (uint16_t)(ROUTING_BEACON_FIXED + body[4] * ROUTING_BEACON_ENTRY);
+    uint8_t deepest;
+    if (at + ROUTING_BEACON_TRAILER > body_len || body[at] != 'm' || body[at + 1u] != 'b')
+        return;
+    deepest = body[at + 2u];
+    if (deepest != ROUTING_DEPTH_NONE && deepest > rt->deepest)
+        rt->deepest = deepest;
+}
+
+uint8_t routing_deepest(const routing *rt)
+{
+    uint8_t d = rt->depth;
+    if (d == ROUTING_DEPTH_NONE)
+        return d;
+    if (rt->deepest > d)
+        d = rt->deepest;
+    return rt->deepest_prev > d ? rt->deepest_prev : d;
+}
+
 void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh,
                        const uint8_t *body, uint8_t body_len)
 {
@@ -292,6 +314,8 @@ void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh
     if (tos->type == AM_ROUTE_BEACON && body_len >= ROUTING_BEACON_FIXED) {
         n->is_child = le16_get(&body[0]) == rt->self;
         n->cost = le16_get(&body[2]);
+        if (n->is_child)
+            heard_deepest(rt, body, body_len);
     } else if (tos->type == AM_DATA && tos->addr != TOS_BCAST_ADDR) {
         n->is_child = tos->addr == rt->self; /* whom it sends results to is its parent */
     }
@@ -347,7 +371,7 @@ uint16_t routing_fill_header(routing *rt, mhop_header *mh, uint16_t origin)
 uint8_t routing_build_beacon(routing *rt, uint8_t *out, uint8_t cap)
 {
     mhop_header mh;
-    uint8_t room, listed = 0, k, i;
+    uint8_t room, listed = 0, k, i, trailer;
     uint8_t *entry;
 
     if (cap < MHOP_HEADER_LEN + ROUTING_BEACON_FIXED) {
@@ -361,7 +385,10 @@ uint8_t routing_build_beacon(routing *rt, uint8_t *out, uint8_t cap)
     le16_put(&out[MHOP_HEADER_LEN], rt->parent);
     le16_put(&out[MHOP_HEADER_LEN + 2], rt->cost);
 
-    room = (uint8_t)((cap - MHOP_HEADER_LEN - ROUTING_BEACON_FIXED) / ROUTING_BEACON_ENTRY);
+    trailer = cap >= MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + ROUTING_BEACON_TRAILER;
+    room = (uint8_t)((cap - MHOP_HEADER_LEN - ROUTING_BEACON_FIXED -
+                      (trailer ? ROUTING_BEACON_TRAILER : 0u)) /
+                     ROUTING_BEACON_ENTRY);
     entry = &out[MHOP_HEADER_LEN + ROUTING_BEACON_FIXED];
     for (k = 0; k < rt->n_nb && listed < room; k++) {
         i = (uint8_t)((rt->beacon_cursor + k) % rt->n_nb);
@@ -377,12 +404,21 @@ uint8_t routing_build_beacon(routing *rt, uint8_t *out, uint8_t cap)
         rt->beacon_cursor = (uint8_t)((rt->beacon_cursor + k) % rt->n_nb);
     }
     out[MHOP_HEADER_LEN + 4] = listed;
-    return (uint8_t)(MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + listed * ROUTING_BEACON_ENTRY);
+    if (!trailer)
+        return (uint8_t)(MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + listed * ROUTING_BEACON_ENTRY);
+    entry[0] = 'm';
+    entry[1] = 'b';
+    entry[2] = routing_deepest(rt);
+    return (uint8_t)(MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + listed * ROUTING_BEACON_ENTRY +
+                     ROUTING_BEACON_TRAILER);
 }
 
 void routing_tick(routing *rt)
 {
     uint8_t i;
+
+    rt->deepest_prev = rt->deepest; /* children that left stop counting after two periods */
+    rt->deepest = 0;
 
     if (rt->depth == ROUTING_DEPTH_NONE) {
         reselect(rt, 1);

@@ -73,6 +73,9 @@
 /* RoutePacket after the mhop header: parent, cost, estEntries, entries. */
 #define ROUTING_BEACON_FIXED 5u
 #define ROUTING_BEACON_ENTRY 3u
+/* motebase's trailer after the entries: 'm' 'b' deepest (routing_deepest). A
+ * MintRoute node reads estEntries entries and ignores what follows. */
+#define ROUTING_BEACON_TRAILER 3u
 /* Whole beacon (mhop header + RoutePacket) with every neighbour listed; fits TOS_DATA_LENGTH. */
 #define ROUTING_BEACON_MAX \
     (MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY * ROUTING_MAX_NEIGHBORS)
@@ -101,10 +104,10 @@ typedef struct routing_neighbor {
     uint8_t is_child;    /* its last beacon named us as parent */
 } routing_neighbor;
 
-typedef struct routing_stats {
-    uint32_t dup_drops;
-    uint32_t cycle_drops;
-    uint32_t no_route_drops;
+typedef struct routing_stats { /* diagnostics, wrapping */
+    uint16_t dup_drops;
+    uint16_t cycle_drops;
+    uint16_t no_route_drops;
     uint16_t parent_changes;
     uint16_t table_replacements;
 } routing_stats;
@@ -127,6 +130,8 @@ typedef struct routing {
     uint8_t flags;         /* ROUTING_F_* */
     uint8_t parent_misses; /* listening windows the parent stayed silent in, in a row */
     uint8_t lost_depth;    /* depth before the route was lost */
+    uint8_t deepest;       /* deepest depth children advertised this period (0: none) */
+    uint8_t deepest_prev;  /* ... and in the period before */
 } routing;
 
 void routing_init(routing *rt, uint16_t self);
@@ -193,6 +198,14 @@ void routing_parent_missed(routing *rt);
 uint16_t routing_parent(const routing *rt);
 /* 1 while unrouted after having had a parent: the node should listen to find a new one. */
 uint8_t routing_searching(const routing *rt);
+/*
+ * The deepest depth in this node's subtree as far as its children's beacons
+ * told it in the last two beacon periods (its own depth if it heard of none;
+ * ROUTING_DEPTH_NONE if unrouted). Each node advertises it in its beacons, so
+ * the root learns how deep the tree is: how long a query takes to reach every
+ * level and how far ahead the deepest level works (core/schedule.h).
+ */
+uint8_t routing_deepest(const routing *rt);
 uint8_t routing_depth(const routing *rt);
 /* Link quality (0..255) to the parent, 0 if none; 255 at the root. */
 uint8_t routing_parent_quality(const routing *rt);

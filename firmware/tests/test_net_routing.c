@@ -104,6 +104,7 @@ static void test_beacon_bytes(void)
         0x00, 0x00,                               /* cost 0 */
         0x01,                                     /* one entry */
         0x05, 0x00, ROUTING_QUALITY_INIT,         /* node 5 at the initial estimate */
+        'm', 'b', 0x00,                           /* motebase: the deepest level is 0 */
     };
     tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
     mhop_header mh = {5, 5, 0, ROUTING_DEPTH_NONE};
@@ -125,6 +126,49 @@ static void test_beacon_bytes(void)
              MHOP_HEADER_LEN + ROUTING_BEACON_FIXED);
     CHECK_EQ(out[11], 0);
     CHECK(ROUTING_BEACON_MAX <= TOS_DATA_LENGTH);
+}
+
+/* A child's beacon tells its parent how deep the subtree goes; the parent tells its own
+ * parent; the value ages out two periods after the child stops saying it. */
+static void test_deepest_climbs_to_the_root(void)
+{
+    tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
+    mhop_header mh = {0, 0, 0, 0};
+    uint8_t child[MHOP_HEADER_LEN + ROUTING_BEACON_MAX];
+    routing root, mid, leaf;
+    uint8_t n, i;
+
+    routing_init(&root, 0);
+    routing_init(&mid, 1);
+    routing_init(&leaf, 2);
+    CHECK_EQ(routing_deepest(&leaf), ROUTING_DEPTH_NONE);
+    /* mid hears the root, leaf hears mid: a chain of depth 2 */
+    for (i = 0; i < 3; i++) {
+        n = routing_build_beacon(&root, child, sizeof child);
+        mhop_header_unpack(&mh, child);
+        tos.length = n;
+        routing_on_packet(&mid, &tos, &mh, child + MHOP_HEADER_LEN, (uint8_t)(n - MHOP_HEADER_LEN));
+        n = routing_build_beacon(&mid, child, sizeof child);
+        mhop_header_unpack(&mh, child);
+        routing_on_packet(&leaf, &tos, &mh, child + MHOP_HEADER_LEN, (uint8_t)(n - MHOP_HEADER_LEN));
+    }
+    CHECK_EQ(routing_depth(&leaf), 2);
+    CHECK_EQ(routing_deepest(&leaf), 2);
+    CHECK_EQ(routing_deepest(&mid), 1); /* no child heard yet */
+    n = routing_build_beacon(&leaf, child, sizeof child);
+    mhop_header_unpack(&mh, child);
+    routing_on_packet(&mid, &tos, &mh, child + MHOP_HEADER_LEN, (uint8_t)(n - MHOP_HEADER_LEN));
+    CHECK_EQ(routing_deepest(&mid), 2);
+    n = routing_build_beacon(&mid, child, sizeof child);
+    mhop_header_unpack(&mh, child);
+    routing_on_packet(&root, &tos, &mh, child + MHOP_HEADER_LEN, (uint8_t)(n - MHOP_HEADER_LEN));
+    CHECK_EQ(routing_deepest(&root), 2);
+    /* a MintRoute beacon without the trailer says nothing of depth */
+    child[MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + child[MHOP_HEADER_LEN + 4] * 3u] = 'x';
+    routing_tick(&root);
+    routing_tick(&root);
+    routing_on_packet(&root, &tos, &mh, child + MHOP_HEADER_LEN, (uint8_t)(n - MHOP_HEADER_LEN));
+    CHECK_EQ(routing_deepest(&root), 0);
 }
 
 static void test_chain(void)
@@ -531,6 +575,7 @@ int main(void)
 {
     test_root();
     test_beacon_bytes();
+    test_deepest_climbs_to_the_root();
     test_chain();
     test_grid();
     test_prefers_better_link();

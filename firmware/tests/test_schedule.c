@@ -25,8 +25,12 @@ static void test_units_and_intervals(void)
 static void test_epoch_numbers(void)
 {
     /* The root starts epoch 1 a start delay and at least one epoch after `now`. */
-    CHECK_EQ(sched_start_base(10000, 1000), 15); /* 10000 + 4096 -> boundary 15000 */
-    CHECK_EQ(sched_start_base(10000, 8000), 3);  /* 10000 + 8000 -> boundary 24000 */
+    CHECK_EQ(sched_start_base(10000, 1000, SCHED_DEPTH_UNKNOWN), 15); /* 10000 + 4096 -> 15000 */
+    CHECK_EQ(sched_start_base(10000, 8000, SCHED_DEPTH_UNKNOWN), 3);  /* 10000 + 8000 -> 24000 */
+    CHECK_EQ(sched_start_base(10000, 1000, 9), 15); /* a 10x10 grid: the delay covers it */
+    /* 150 levels at 1 s: the wave takes 2048 + 4800 ms, level 150 begins 152 x 125 ms
+     * before epoch 1 ends: 10000 + 6848 + 19000 - 1000 -> boundary 35000 */
+    CHECK_EQ(sched_start_base(10000, 1000, 150), 35);
     CHECK_EQ(sched_label_start(15, 1000, 1), 15000);
     CHECK_EQ(sched_label_start(15, 1000, 4), 18000);
     /* A new rate numbers on: epoch 7 starts at 21000 with 500-ms epochs. */

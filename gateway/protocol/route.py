@@ -1,6 +1,9 @@
 """MintRoute beacon (AM 250): multihop header, then RoutePacket, wire format §4.1.
 
-Only neighbours with ``receiveEst > 100`` are listed, as many as fit the packet.
+Only neighbours with ``receiveEst > 100`` are listed, as many as fit the packet. A motebase
+mote adds a trailer after the entries, where MintRoute reads nothing: ``'m' 'b'`` and
+``deepest``, the deepest routing depth in its subtree (firmware/net/routing.h), from which
+the root learns how deep the tree is.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ RoutePacket = cs.Struct(
     "cost" / cs.Int16ul,
     "estEntries" / cs.Int8ul,
     "entries" / cs.Array(cs.this.estEntries, RouteEntry),
+    "motebase" / cs.Optional(cs.Struct("magic" / cs.Const(b"mb"), "deepest" / cs.Int8ul)),
 )
 
 
@@ -26,6 +30,7 @@ def build_route_packet(msg: Mapping[str, Any]) -> bytes:
     """``estEntries`` defaults to ``len(entries)``."""
     full = dict(msg)
     full.setdefault("estEntries", len(full.get("entries", [])))
+    full.setdefault("motebase", None)
     return build("RoutePacket", RoutePacket, full)
 
 
