@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from emu.network import Network
+from emu.network import Network, node_index
 from emu.truth import OBS_QUERY, OBS_SAMPLED, QUERY_FREE, Truth, ground_truth, samples_from
 from emu.virtual_link import VirtualEndpoint
 from gateway.assembly import Reading, RegisteredQuery, Row
@@ -69,6 +69,8 @@ class QueryOutcome:
     node_epochs: dict[int, tuple[int, int]] = field(default_factory=dict)
     #: node -> epoch in which it last reported the query as running / freed
     freed_at: dict[int, int] = field(default_factory=dict)
+    #: node -> virtual time (ms) of its last sample of the query
+    last_sample_ms: dict[int, float] = field(default_factory=dict)
     #: node -> depth in the routing tree at each of its samples: (epoch -> depth)
     depth: dict[tuple[int, int], int] = field(default_factory=dict)
 
@@ -97,9 +99,9 @@ class _Routes:
         self.times.append(net.now_us)
         self.depths.append(net.routing().depth.copy())
 
-    def depth(self, node: int, t_us: int) -> int:
+    def depth(self, mote_id: int, t_us: int) -> int:
         i = max(0, bisect.bisect_right(self.times, t_us) - 1)
-        return int(self.depths[i][node]) if self.depths else 0xFF
+        return int(self.depths[i][node_index(mote_id)]) if self.depths else 0xFF
 
 
 class _Runner:
@@ -240,6 +242,9 @@ class _Runner:
                     min(first, sample.epoch),
                     max(last, sample.epoch),
                 )
+                outcome.last_sample_ms[sample.node] = max(
+                    outcome.last_sample_ms.get(sample.node, 0.0), sample.t_us / 1000.0
+                )
                 outcome.depth[(sample.node, sample.epoch)] = self.routes.depth(
                     sample.node, sample.t_us
                 )
@@ -300,6 +305,8 @@ def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:
         "stopped_at_epoch": outcome.stopped_at_epoch,
         "node_epochs": {str(n): list(span) for n, span in sorted(outcome.node_epochs.items())},
         "freed_at": {str(n): e for n, e in sorted(outcome.freed_at.items())},
+        "stop_time_ms": None if outcome.stop_time_s is None else outcome.stop_time_s * 1000.0,
+        "last_sample_ms": {str(n): t for n, t in sorted(outcome.last_sample_ms.items())},
         "anomalies": {
             "verdicts": truth.anomalies.verdicts,
             "unread": truth.anomalies.unread,

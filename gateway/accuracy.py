@@ -262,6 +262,9 @@ class TruthHeader:
     node_epochs: dict[int, tuple[int, int]]
     freed_at: dict[int, int]
     anomalies: dict[str, int]
+    #: When the stop was sent and each node's last sample, in virtual ms (optional).
+    stop_time_ms: float | None = None
+    last_sample_ms: dict[int, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -372,7 +375,12 @@ def parse_header(record: Record, index: int) -> TruthHeader:
         node_epochs = {int(node): (int(span[0]), int(span[1])) for node, span in spans.items()}
         freed_at = {int(node): int(epoch) for node, epoch in freed.items()}
         anomalies = {str(k): int(v) for k, v in counts.items()}
-    except (TypeError, ValueError, IndexError) as exc:
+        last_sample_ms = {
+            int(node): float(t) for node, t in (record.get("last_sample_ms") or {}).items()
+        }
+        stop_time = record.get("stop_time_ms")
+        stop_time_ms = None if stop_time is None else float(stop_time)
+    except (TypeError, ValueError, IndexError, AttributeError) as exc:
         raise AccuracyInputError(f"malformed node map ({exc})", "truth", index) from None
     return TruthHeader(
         query_id=get("query_id", int),
@@ -385,6 +393,8 @@ def parse_header(record: Record, index: int) -> TruthHeader:
         node_epochs=node_epochs,
         freed_at=freed_at,
         anomalies=anomalies,
+        stop_time_ms=stop_time_ms,
+        last_sample_ms=last_sample_ms,
     )
 
 
@@ -804,12 +814,27 @@ def dissemination(header: TruthHeader) -> Dissemination:
     )
 
 
+def _stop_lags(header: TruthHeader, stop: int) -> dict[int, int]:
+    """Epochs each node went on sampling after the stop. In time where the truth has the
+    times: a node at depth d works on an epoch about d / 8 epochs before the root does
+    (firmware/core/schedule.h), so its epoch numbers run ahead of the root's and would
+    count that lead as lag. Else by epoch number."""
+    period = header.epoch_ms
+    if header.stop_time_ms is None or not header.last_sample_ms or not period:
+        return {node: last - stop for node, (_, last) in sorted(header.node_epochs.items())}
+    return {
+        node: max(0, math.ceil((header.last_sample_ms[node] - header.stop_time_ms) / period))
+        for node in sorted(header.node_epochs)
+        if node in header.last_sample_ms
+    }
+
+
 def stop_report(header: TruthHeader) -> StopReport | None:
     """How promptly the nodes that ran the query stopped sampling it; None if not stopped."""
     stop = header.stopped_at_epoch
     if stop is None:
         return None
-    lag = {node: last - stop for node, (_, last) in sorted(header.node_epochs.items())}
+    lag = _stop_lags(header, stop)
     # A release is reported in the node's current epoch, so releases show how long the
     # network was watched beyond the last sample.
     last_observed = max(

@@ -336,6 +336,19 @@ def test_a_node_sampling_when_the_watch_ended_has_not_stopped() -> None:
     assert stop.stopped_within_5 == 0.5
 
 
+def test_stop_lag_is_counted_in_time_where_the_truth_has_the_times() -> None:
+    # Node 2 is deep: its epoch numbers run 3 ahead of the root's, but it stopped sampling
+    # 0.5 epoch after the stop was sent; node 1 sampled 2.2 epochs after it.
+    spans = {0: (1, 6), 1: (1, 8), 2: (1, 9)}
+    record = header(nodes=3, stopped_at=6, node_epochs=spans, freed_at={0: 7, 1: 9, 2: 10})
+    record["stop_time_ms"] = 10_000.0
+    record["last_sample_ms"] = {"0": 9_900.0, "1": 10_000.0 + 2.2 * 1024, "2": 10_512.0}
+    stop = compare([], [record]).queries[1].stop
+    assert stop is not None
+    assert stop.lag_by_node == {0: 0, 1: 3, 2: 1}
+    assert (stop.stopped_within_2, stop.stopped_within_5) == (2 / 3, 1.0)
+
+
 def test_no_stop_section_without_a_stop() -> None:
     assert compare([], TUPLE_TRUTH).queries[1].stop is None
 
