@@ -5,6 +5,8 @@ exactly where the network is lossless and seeded.
 - aggregates on 100 nodes: COUNT is the node count, SUM and AVG do not overflow;
 - a stopped query stops on every node, and the next query counts every node;
 - a query reaches a 150-level line before its epoch 1, so epoch 1 counts every node;
+- every tuple of a 1,024-node grid arrives where the channel can carry them, and a
+  10,000-node grid routes every node;
 - on the default radio a stop still reaches every node within five epochs, and no
   answer is unsound.
 """
@@ -92,6 +94,24 @@ def test_a_deep_line_is_reached_before_epoch_1(tmp_path: Path) -> None:
     assert query.dissemination.all_reached_at_epoch == 1
     assert query.exact_fraction == 1.0
     assert set(counts(experiment)) == {150}
+
+
+def test_every_tuple_of_a_1024_node_grid_arrives_at_16_s() -> None:
+    # 1,024 tuples an epoch at ~20 ms each cross the root's three children: ~7 s per link,
+    # inside 16 s (docs/accuracy.md, capacity); at 4 s it is past capacity (63 %).
+    with Network(NetworkConfig(nodes=1024, lossless=True, seed=1)) as net:
+        experiment = run_experiment(net, [QueryRun(SELECT.replace("1024", "16384"))], epochs=4)
+    (tuples,) = report_of(experiment).queries.values()
+    assert tuples.complete_through >= 3
+    assert tuples.tuple_yield == 1.0  # type: ignore[attr-defined]
+
+
+def test_a_10000_node_grid_routes_every_node() -> None:
+    with Network(NetworkConfig(nodes=10_000, lossless=True, seed=1)) as net:
+        net.run_until(30_000)
+        depth = net.routing().depth
+    assert int((depth == 0xFF).sum()) == 0  # the depth was capped at 32: 952 routed
+    assert int(depth.max()) == 99  # the grid's diagonal: 8-neighbour hops from the corner
 
 
 @pytest.mark.parametrize("seed", [1, 2])
