@@ -63,12 +63,13 @@ class Node:
 
 
 class TinyNet:
-    """Root (0) and child (1) in radio range; virtual ms clock; root UART captured."""
+    """Root (0) and child (1) in radio range; virtual ms clock; root UART captured. The
+    radio acks a unicast its addressee heard (broadcasts: never)."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int = 2) -> None:
         self.now = 0
         self.rng = 1
-        self.nodes = [Node(0), Node(1)]
+        self.nodes = [Node(i) for i in range(size)]
         self.deframer = Deframer()
         self.uart_frames: list[Any] = []
         self.deaf: set[int] = set()  # nodes that hear no radio packet (out of range)
@@ -131,6 +132,9 @@ class TinyNet:
         return self.rng
 
     # driving ----------------------------------------------------------------------
+    def hears(self, sender: Node, receiver: Node) -> bool:
+        return receiver is not sender and receiver.ident not in self.deaf
+
     def run_until(self, until: int) -> None:
         while True:
             times = [n.alarm for n in self.nodes if n.alarm is not None]
@@ -144,10 +148,13 @@ class TinyNet:
                 if node.outgoing is not None and node.outgoing[0] <= self.now:
                     _, packet = node.outgoing
                     node.outgoing = None
+                    to = packet[0] | packet[1] << 8
+                    heard = False
                     for other in self.nodes:
-                        if other is not node and other.radio_on and other.ident not in self.deaf:
+                        if other.radio_on and self.hears(node, other):
                             lib.mote_on_radio_rx(other.state, packet, len(packet))
-                    lib.mote_on_send_done(node.state, 1)
+                            heard = heard or other.ident == to
+                    lib.mote_on_send_done(node.state, int(heard and to != BCAST_ADDR))
             for node in self.nodes:
                 if node.alarm is not None and node.alarm <= self.now:
                     node.alarm = None
@@ -523,16 +530,7 @@ class TreeNet(TinyNet):
     def __init__(self, size: int, links: set[tuple[int, int]]) -> None:
         self.links = links | {(b, a) for a, b in links}
         self.observed: list[tuple[int, int, int, bool, list[int]]] = []
-        self.now = 0
-        self.rng = 1
-        self.nodes = [Node(i) for i in range(size)]
-        self.deframer = Deframer()
-        self.uart_frames = []
-        self._keep = []
-        for node in self.nodes:
-            self._wire(node)
-        for node in self.nodes:
-            lib.mote_init(node.state, node.ident, node.hal)
+        super().__init__(size)
 
     def _wire(self, node: Node) -> None:
         super()._wire(node)
@@ -545,30 +543,8 @@ class TreeNet(TinyNet):
             values = [obs.values[i] for i in range(obs.n_fields)]
             self.observed.append((self._node(ctx).ident, obs.qid, obs.epoch, obs.status, values))
 
-    def run_until(self, until: int) -> None:
-        while True:
-            times = [n.alarm for n in self.nodes if n.alarm is not None]
-            times += [n.outgoing[0] for n in self.nodes if n.outgoing is not None]
-            nxt = min(times, default=until + 1)
-            if nxt > until:
-                self.now = until
-                return
-            self.now = max(self.now, nxt)
-            for node in self.nodes:
-                if node.outgoing is not None and node.outgoing[0] <= self.now:
-                    _, packet = node.outgoing
-                    node.outgoing = None
-                    to = packet[0] | packet[1] << 8
-                    heard = False
-                    for other in self.nodes:
-                        if other.radio_on and (node.ident, other.ident) in self.links:
-                            lib.mote_on_radio_rx(other.state, packet, len(packet))
-                            heard = heard or other.ident == to
-                    lib.mote_on_send_done(node.state, int(heard or to == BCAST_ADDR))
-            for node in self.nodes:
-                if node.alarm is not None and node.alarm <= self.now:
-                    node.alarm = None
-                    lib.mote_on_alarm(node.state)
+    def hears(self, sender: Node, receiver: Node) -> bool:
+        return (sender.ident, receiver.ident) in self.links
 
 
 def _reference(
