@@ -27,7 +27,13 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from gateway.finalize import AggregateSpec as FinalizeSpec
-from gateway.finalize import AggregateValue, FinalizeError, expavg_step, finalize
+from gateway.finalize import (
+    AggregateValue,
+    FinalizeError,
+    expavg_step,
+    finalize,
+    merge_partials,
+)
 from gateway.protocol.aggregates import WINDOWED, AggOp
 
 Value = int | float | None
@@ -174,6 +180,8 @@ class _Bucket:
     opened_at: float
     last_receive: float
     records: dict[int, AggregateResult] = field(default_factory=dict)
+    #: expr_idx -> origins whose records are in records[expr_idx] (merged, wide layout)
+    origins: dict[int, set[int]] = field(default_factory=dict)
 
 
 class _QueryAssembly:
@@ -229,14 +237,31 @@ class _QueryAssembly:
         if bucket is None:
             bucket = _Bucket(record.epoch, record.group, opened_at=now, last_receive=now)
             self._buckets[key] = bucket
-        if record.expr_idx in bucket.records:
+        if not self._take(bucket, record, spec):
             stats.duplicates += 1
             return []
-        bucket.records[record.expr_idx] = record
         bucket.last_receive = now
         stats.aggregate_records += 1
         self._advance(record.epoch)
         return self._close_ready(stats)
+
+    def _take(self, bucket: _Bucket, record: AggregateResult, spec: AggregateSpec) -> bool:
+        """File the record in its bucket; False for a duplicate. motebase motes (the wide
+        layout) send a group they had no slot for in records of its own, from the node
+        that made each: records from different origins merge, one origin's again is a
+        duplicate. A narrow query has one record per group (TinyDB), the first kept."""
+        held = bucket.records.get(record.expr_idx)
+        if held is None:
+            bucket.records[record.expr_idx] = record
+            bucket.origins[record.expr_idx] = {record.origin}
+            return True
+        origins = bucket.origins[record.expr_idx]
+        merged = merge_partials(spec, held.partial, record.partial) if self._wide else None
+        if record.origin in origins or merged is None:
+            return False
+        origins.add(record.origin)
+        bucket.records[record.expr_idx] = replace(held, partial=merged)
+        return True
 
     def expire(self, now: float, timeout: float, stats: AssemblyStats) -> list[Row]:
         aged = [k for k, b in self._buckets.items() if now - b.opened_at >= timeout]

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gateway.protocol.aggregates import decode_state, state_size
+from gateway.protocol.aggregates import AggOp, decode_state, encode_state, state_size
 from gateway.protocol.errors import DecodeError
 
 
@@ -92,6 +92,38 @@ def expavg_step(smoothed: float, average: float, new_bits: int) -> float:
     average replaces ``v``) when ``b >= 16``. ``v`` starts at 0 and is stepped once per epoch
     that has readings, in epoch order."""
     return smoothed + (average - smoothed) / (1 << max(0, 16 - new_bits))
+
+
+#: Wide states two records of one group may be merged in (firmware/core/processing.c:
+#: a group a node has no slot for goes up on its own, in as many records as it takes).
+MERGEABLE = frozenset({AggOp.SUM, AggOp.CNT, AggOp.MIN, AggOp.MAX, AggOp.AVG, AggOp.EXPAVG})
+
+
+def _wrap32(value: int) -> int:
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def merge_partials(spec: AggregateSpec, a: bytes, b: bytes) -> bytes | None:
+    """The wide partial state of both records' readings -- the mote's own merge (TAG):
+    sums and counts add, MIN/MAX keep the extreme (and who holds it; ``a`` on a tie).
+    None where records do not merge (windows and EXPAVG narrow keep state across epochs)."""
+    if spec.op_id not in MERGEABLE:
+        return None
+    size = state_size(spec.op_id, spec.args, wide=True)
+    assert size is not None
+    x = decode_state(spec.op_id, a[:size], spec.args, wide=True)
+    y = decode_state(spec.op_id, b[:size], spec.args, wide=True)
+    merged: dict[str, int]
+    if spec.op_id in (AggOp.MIN, AggOp.MAX):
+        better = y["value"] < x["value"] if spec.op_id == AggOp.MIN else y["value"] > x["value"]
+        merged = {"value": y["value"], "id": y["id"]} if better else dict(x)
+    elif "sum" in x:
+        merged = {"sum": _wrap32(x["sum"] + y["sum"]), "count": (x["count"] + y["count"]) % 2**32}
+    elif "count" in x:
+        merged = {"count": (x["count"] + y["count"]) % 2**32}
+    else:
+        merged = {"value": _wrap32(x["value"] + y["value"])}
+    return encode_state(spec.op_id, merged, spec.args, wide=True)
 
 
 def finalize(spec: AggregateSpec, partial: bytes | None, *, wide: bool = False) -> AggregateValue:

@@ -99,32 +99,45 @@ def _tuple_query(draw: st.DrawFn) -> _Query:
     return _Query(f"SELECT {', '.join(items)} FROM sensors{_where(draw)}", 0, True)
 
 
-def _group_by(draw: st.DrawFn, nodes: int) -> tuple[str, int]:
-    """A GROUP BY expression of at most 8 groups (a query's group slots) and their number."""
+#: Bytes of a wide partial state (firmware/ops/agg.h), and what a node's arena offers a
+#: GROUP BY query: its share less the reserve, 4 bytes of group table per slot
+#: (firmware/core/runs.c, ops/groups.h).
+STATE_BYTES = {"SUM": 4, "COUNT": 4, "MIN": 6, "MAX": 6, "AVG": 8}
+GROUP_ARENA = 672 - 672 // 8
+MAX_RECORDS = 16384 // (8 * 26 * 5 // 4)  # records a node can send in a 16 s epoch's interval
+
+
+def _group_by(draw: st.DrawFn, nodes: int, ops: list[str]) -> tuple[str, int]:
+    """A GROUP BY expression and its number of groups. A relay near the root holds a slot
+    for nearly every group (one child of a grid's corner root carries most of it), so a
+    case has no more groups than a node has slots for its aggregates, and no more records
+    than the longest epoch carries."""
+    slots = min(128, GROUP_ARENA // (4 + sum(STATE_BYTES[op] for op in ops)))
+    most = min(slots, MAX_RECORDS // len(ops))
     per = math.ceil(nodes / 8)
-    return draw(
-        st.sampled_from(
-            [
-                (f"nodeid / {per}", math.ceil(nodes / per)),
-                (f"nodeid % {min(8, nodes)}", min(8, nodes)),
-                ("light / 100", 7),
-                ("temp / 20", 7),
-                ("noise / 50", 8),
-            ]
-        )
-    )
+    options = [
+        ("nodeid", nodes),
+        (f"nodeid / {per}", math.ceil(nodes / per)),
+        ("nodeid / 3", math.ceil(nodes / 3)),
+        *((f"nodeid % {m}", min(m, nodes)) for m in (4, 8, 12, 16, 24)),
+        ("light / 100", 7),
+        ("temp / 20", 7),
+        ("noise / 50", 8),
+    ]
+    return draw(st.sampled_from([o for o in options if o[1] <= most]))
 
 
 @st.composite
 def _aggregate_query(draw: st.DrawFn, nodes: int) -> _Query:
     where = _where(draw)
-    if draw(st.booleans()):  # GROUP BY: plain aggregates only (their states fit 8 groups)
-        group, groups = _group_by(draw, nodes)
+    if draw(st.booleans()):  # GROUP BY: plain aggregates (windows keep no group spill)
+        ops = draw(st.lists(st.sampled_from(PLAIN_AGGS), min_size=1, max_size=2))
+        group, groups = _group_by(draw, nodes, ops)
         # The TinyDB tools refuse to group by an aggregated attribute (testqueries).
         free = [a for a in SENSORS if not group.startswith(a)]
         calls = [
             f"{op}({_arith(draw, draw(st.sampled_from(free)))})" if op != "COUNT" else "COUNT(*)"
-            for op in draw(st.lists(st.sampled_from(PLAIN_AGGS), min_size=1, max_size=2))
+            for op in ops
         ]
         calls = list(dict.fromkeys(calls))
         having = ""

@@ -3,6 +3,7 @@ gateway/accuracy.py): each case below was once wrong (issue 9's table) and is as
 exactly where the network is lossless and seeded.
 
 - aggregates on 100 nodes: COUNT is the node count, SUM and AVG do not overflow;
+- GROUP BY nodeid on 25 nodes gives every group, though a node holds 8;
 - a stopped query stops on every node, and the next query counts every node;
 - a query reaches a 150-level line before its epoch 1, so epoch 1 counts every node;
 - every tuple of a 1,024-node grid arrives where the channel can carry them, and a
@@ -68,6 +69,17 @@ def test_a_stopped_query_stops_everywhere_and_the_next_one_counts_every_node() -
     assert first.outcomes[0].query.query_id != second.outcomes[0].query.query_id
     assert aggregate(report_of(second)).exact_fraction == 1.0
     assert set(counts(second)) == {25}
+
+
+def test_group_by_nodeid_over_25_nodes_is_exact() -> None:
+    # 25 groups, nearly all through one child of the root (the grid's diagonal): 2 x 24
+    # records x 26 ms must fit an eighth of the epoch (docs/accuracy.md, capacity).
+    sql = "SELECT nodeid, COUNT(*), AVG(light) FROM sensors GROUP BY nodeid EPOCH DURATION 16384"
+    with Network(NetworkConfig(nodes=25, lossless=True, seed=1)) as net:
+        experiment = run_experiment(net, [QueryRun(sql)], epochs=4)
+    query = aggregate(report_of(experiment))
+    assert query.exact_fraction == 1.0 and query.missing_rows == 0
+    assert {row.group for row in experiment.outcomes[0].rows} == set(range(25))
 
 
 def line_of(tmp_path: Path, nodes: int) -> NetworkConfig:

@@ -36,9 +36,9 @@ def avg_state(total: int, count: int) -> bytes:
 
 
 def record(
-    epoch: int, expr_idx: int, state: bytes, group: int = 0, qid: int = 1
+    epoch: int, expr_idx: int, state: bytes, group: int = 0, qid: int = 1, origin: int = 0
 ) -> AggregateResult:
-    return AggregateResult(qid, epoch, 0, group, expr_idx, state)
+    return AggregateResult(qid, epoch, origin, group, expr_idx, state)
 
 
 # -- tuples --------------------------------------------------------------------------
@@ -315,6 +315,41 @@ def test_wide_expavg_is_smoothed_per_group_in_epoch_order() -> None:
         (4, 1, 175.0 + (800.0 - 175.0) / 4),
     ]
     assert aggregate_rows[0].aggregates[0].partial == wide_avg_state(800, 2)  # raw record kept
+
+
+def wide_count(n: int) -> bytes:
+    return n.to_bytes(4, "little")
+
+
+def wide_extreme(value: int, node: int) -> bytes:
+    return value.to_bytes(4, "little", signed=True) + node.to_bytes(2, "little")
+
+
+def test_a_groups_records_from_different_origins_merge_in_the_wide_layout() -> None:
+    # A group a mote had no slot for comes up in records of its own (firmware/core/
+    # processing.c): the root's and two spilled ones, each from the node that made it.
+    asm = wide_assembler_for(
+        "SELECT nodeid, COUNT(*), AVG(light), MAX(temp) FROM sensors GROUP BY nodeid"
+    )
+    for origin, count, total, hottest in [(0, 2, 900, 470), (7, 1, 300, 480), (9, 3, 1200, 460)]:
+        asm.add(record(1, 0, wide_count(count), group=5, origin=origin), START)
+        asm.add(record(1, 1, wide_avg_state(total, count), group=5, origin=origin), START)
+        asm.add(record(1, 2, wide_extreme(hottest, origin), group=5, origin=origin), START)
+    asm.add(record(1, 0, wide_count(1), group=5, origin=7), START)  # a duplicate of node 7's
+    (row,) = asm.flush()
+    assert isinstance(row, AggregateRow)
+    assert row.columns == {"nodeid": 5, "COUNT(*)": 6, "AVG(light)": 400.0, "MAX(temp)": 480}
+    assert asm.stats.duplicates == 1
+
+
+def test_a_narrow_group_keeps_its_first_record() -> None:
+    # TinyDB motes send one record per group: a second one is a duplicate, never merged.
+    asm = assembler_for("SELECT nodeid, COUNT(*) FROM sensors GROUP BY nodeid")
+    asm.add(record(1, 0, max_state(2), group=5, origin=0), START)
+    asm.add(record(1, 0, max_state(3), group=5, origin=7), START)
+    (row,) = asm.flush()
+    assert isinstance(row, AggregateRow) and row.columns["COUNT(*)"] == 2
+    assert asm.stats.duplicates == 1
 
 
 def test_narrow_expavg_reads_the_motes_smoothed_value() -> None:

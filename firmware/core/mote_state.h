@@ -7,9 +7,9 @@
  *
  * Memory map (sizes on the host; the AVR build is smaller, no padding):
  *   queries      parsed plans of QUERY_SLOTS queries        (query/query.h)
- *   runs         per-query epoch/slot schedule and groups
- *   arena        aggregate partial states of all queries, packed, compacted
- *                when a query ends
+ *   runs         per-query epoch/slot schedule
+ *   arena        each query's group table and aggregate partial states,
+ *                packed, compacted when a query ends (core/processing.h)
  *   radioq       result queue with prioritisation           (net/radioq.h)
  *   ctlq         small FIFO of control packets (query/command forwards,
  *                status replies, beacons)
@@ -32,7 +32,7 @@
 #include "mote_stats.h"
 #include "schedule.h"
 
-#define AGG_ARENA_BYTES 544u
+#define AGG_ARENA_BYTES 672u
 #define CTLQ_LEN 4u
 #define DRAIN_EPOCHS 2u          /* epochs a stopped query keeps merging children */
 #define TIME_SYNC_TOLERANCE_MS 16u /* smaller differences are radio latency, not skew */
@@ -91,7 +91,7 @@ typedef struct query_run {
     uint8_t drain_left;   /* epochs left while QUERY_DRAINING */
     uint8_t emitted;      /* records of the current epoch: 0 not yet, then under way/done
                              (core/processing.c) -- a child's record is late from then on */
-    group_table groups;
+    group_table groups;   /* its slots are in the arena (core/processing.h) */
 } query_run;
 
 /* Stopped queries a node remembers (core/stops.h). */

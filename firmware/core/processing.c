@@ -10,7 +10,7 @@
 uint16_t proc_layout(mote_state *st, uint8_t slot, uint8_t groups)
 {
     query *q = &st->queries.slot[slot];
-    uint16_t off = 0;
+    uint16_t off = (uint16_t)groups * GROUPS_SLOT_BYTES; /* the group table comes first */
     uint8_t e;
     for (e = 0; e < q->num_exprs; e++) {
         qexpr *x = &q->exprs[e];
@@ -28,6 +28,11 @@ uint8_t *proc_state(mote_state *st, uint8_t slot, uint8_t e, uint8_t g)
     const qexpr *x = &q->exprs[e];
     return st->arena + st->run[slot].arena_off + x->u.agg.state_off +
            (uint16_t)g * agg_state_size(x, q->wide);
+}
+
+uint8_t *proc_groups(mote_state *st, uint8_t slot)
+{
+    return st->arena + st->run[slot].arena_off;
 }
 
 /* The context of aggregate expression e of the query in `slot` for the agg_* operations. */
@@ -67,17 +72,17 @@ static uint8_t group_of(sampler *s, const qexpr *x, uint8_t wide, int16_t *group
 /* The group slot of `group` for expression e, initialising its state on first use. */
 static uint8_t claim_state(mote_state *st, uint8_t slot, uint8_t e, int16_t group)
 {
-    query_run *run = &st->run[slot];
+    uint8_t *tab = proc_groups(st, slot);
     uint16_t bit = (uint16_t)(1u << e);
-    uint8_t fresh, g = groups_claim(&run->groups, group, &fresh);
+    uint8_t fresh, g = groups_claim(&st->run[slot].groups, tab, group, &fresh);
     if (g == GROUPS_NONE) {
         st->stats.group_overflows++;
         return GROUPS_NONE;
     }
-    if (!(run->groups.live[g] & bit)) {
+    if (!(groups_live(tab, g) & bit)) {
         agg_ctx c = ctx_of(st, slot, e);
         agg_init(proc_state(st, slot, e, g), &c);
-        run->groups.live[g] |= bit;
+        groups_set_live(tab, g, (uint16_t)(groups_live(tab, g) | bit));
     }
     return g;
 }
@@ -97,6 +102,39 @@ static uint8_t selection_passes(sampler *s, const qexpr *x, uint8_t wide)
     return sel_compare(x->op, field_arith(wide, x->field_op, v, x->field_const), x->u.value);
 }
 
+/* The radio queue's DELTA policy scores on an int16 (net/radioq.h): a wide value is clamped. */
+static int16_t delta_key(int32_t v)
+{
+    return (int16_t)(v > INT16_MAX ? INT16_MAX : v < INT16_MIN ? INT16_MIN : v);
+}
+
+/*
+ * A group the node has no slot for (GROUPS_MAX) need not be lost: where both
+ * ends are motebase motes (the wide layout) and the aggregate keeps nothing
+ * across epochs, its partial state goes up as a record of its own, which the
+ * parent merges if it has the slot or passes on in turn; the root passes it to
+ * the gateway, which merges a group's records from different origins. A
+ * window's or a narrow query's is lost (group_overflows): an unmodified
+ * gateway expects one record per group.
+ */
+static uint8_t spills(const query *q, const qexpr *x)
+{
+    return q->wide && !agg_is_temporal(x->op, q->wide);
+}
+
+static void spill_reading(mote_state *st, uint8_t slot, uint8_t e, int16_t group, int32_t v)
+{
+    const query *q = &st->queries.slot[slot];
+    uint8_t state[AGG_RAM_MAX], qr[QR_LEN];
+    agg_ctx c = ctx_of(st, slot, e);
+    agg_init(state, &c);
+    agg_update(state, &c, v);
+    if (qr_encode_record(qr, q->qid, e, st->run[slot].epoch, mote_now(st), group, e, state,
+                         agg_wire_size(&q->exprs[e], q->wide)) &&
+        tx_result(st, qr, st->id, delta_key(agg_value(state, q->wide))))
+        st->stats.results_sent++;
+}
+
 static void update_aggregate(mote_state *st, uint8_t slot, sampler *s, uint8_t e)
 {
     const query *q = &st->queries.slot[slot];
@@ -107,11 +145,13 @@ static void update_aggregate(mote_state *st, uint8_t slot, sampler *s, uint8_t e
     if (agg_state_size(x, q->wide) == 0 || !sampler_get(s, x->field, &v) ||
         !group_of(s, x, q->wide, &group))
         return;
+    v = field_arith(q->wide, x->field_op, v, x->field_const);
     g = claim_state(st, slot, e, group);
     if (g != GROUPS_NONE) {
         agg_ctx c = ctx_of(st, slot, e);
-        agg_update(proc_state(st, slot, e, g), &c,
-                   field_arith(q->wide, x->field_op, v, x->field_const));
+        agg_update(proc_state(st, slot, e, g), &c, v);
+    } else if (spills(q, x)) {
+        spill_reading(st, slot, e, group, v);
     }
 }
 
@@ -156,36 +196,39 @@ static const qexpr *record_expr(const mote_state *st, uint8_t slot, const qr_vie
     return QUERY_IS_AGG_EXPR(x) && agg_state_size(x, q->wide) ? x : 0;
 }
 
-void proc_merge(mote_state *st, uint8_t slot, const qr_view *v)
+uint8_t proc_merge(mote_state *st, uint8_t slot, const qr_view *v)
 {
     const qexpr *x = record_expr(st, slot, v);
     agg_ctx c;
     uint8_t g;
     if (!x)
-        return;
+        return 1;
     g = claim_state(st, slot, v->expr, v->group);
     if (g == GROUPS_NONE)
-        return;
+        return !spills(&st->queries.slot[slot], x); /* to be passed on (spills()) */
     c = ctx_of(st, slot, v->expr);
     agg_merge(proc_state(st, slot, v->expr, g), &c, v->state);
     st->stats.records_merged++;
+    return 1;
 }
 
 void proc_snoop(mote_state *st, uint8_t slot, const qr_view *v)
 {
     query_run *run = &st->run[slot];
     const qexpr *x = record_expr(st, slot, v);
+    uint8_t *tab = proc_groups(st, slot);
     uint16_t bit;
     uint8_t g;
     if (!x || (x->op != AGG_MIN && x->op != AGG_MAX) || run->emitted || v->epoch != run->epoch)
         return;
-    g = groups_find(&run->groups, v->group);
+    g = groups_find(&run->groups, tab, v->group);
     bit = (uint16_t)(1u << v->expr);
-    if (g == GROUPS_NONE || !(run->groups.live[g] & bit))
+    if (g == GROUPS_NONE || !(groups_live(tab, g) & bit))
         return;
     if (snoop_dominates(x->op, st->queries.slot[slot].wide, proc_state(st, slot, v->expr, g),
                         v->state)) {
-        run->groups.live[g] &= (uint16_t)~bit; /* MIN/MAX restart every epoch anyway */
+        /* MIN/MAX restart every epoch anyway */
+        groups_set_live(tab, g, (uint16_t)(groups_live(tab, g) & ~bit));
         st->stats.records_suppressed++;
     }
 }
@@ -200,11 +243,6 @@ uint8_t proc_snoops(const query *q)
     return 0;
 }
 
-/* The radio queue's DELTA policy scores on an int16 (net/radioq.h): a wide value is clamped. */
-static int16_t delta_key(int32_t v)
-{
-    return (int16_t)(v > INT16_MAX ? INT16_MAX : v < INT16_MIN ? INT16_MIN : v);
-}
 
 /*
  * The records of one epoch go out in (expression, group slot) order, as many
@@ -218,6 +256,7 @@ static uint8_t emit_from(mote_state *st, uint8_t slot, uint8_t pos, uint8_t drop
 {
     const query *q = &st->queries.slot[slot];
     query_run *run = &st->run[slot];
+    uint8_t *tab = proc_groups(st, slot);
     uint8_t groups = run->groups.count, end = (uint8_t)(q->num_exprs * groups);
     for (; groups && pos < end; pos++) {
         uint8_t e = (uint8_t)(pos / groups), g = (uint8_t)(pos % groups);
@@ -226,7 +265,7 @@ static uint8_t emit_from(mote_state *st, uint8_t slot, uint8_t pos, uint8_t drop
         uint8_t size = QUERY_IS_AGG_EXPR(x) ? agg_wire_size(x, q->wide) : 0, *state;
         uint8_t qr[QR_LEN];
         agg_ctx c;
-        if (size == 0 || !(run->groups.live[g] & bit))
+        if (size == 0 || !(groups_live(tab, g) & bit))
             continue;
         if (!drop && st->id != MOTE_ROOT_ID && radioq_count(&st->rq) >= radioq_len(&st->rq))
             return (uint8_t)(pos + 1u); /* the queue is full: resume here */
@@ -236,11 +275,11 @@ static uint8_t emit_from(mote_state *st, uint8_t slot, uint8_t pos, uint8_t drop
             st->stats.results_unsent++;
         else if (agg_epoch_has_data(state, &c) &&
             qr_encode_record(qr, q->qid, (uint8_t)(pos & 0x7Fu), run->epoch, mote_now(st),
-                             run->groups.no[g], e, state, size) &&
+                             groups_no(tab, g), e, state, size) &&
             tx_result(st, qr, st->id, delta_key(agg_value(state, q->wide))))
             st->stats.results_sent++;
         if (!agg_end_epoch(state, &c))
-            run->groups.live[g] &= (uint16_t)~bit;
+            groups_set_live(tab, g, (uint16_t)(groups_live(tab, g) & ~bit));
     }
     return EMIT_DONE;
 }

@@ -14,9 +14,10 @@
  *                message, as fast as the radio queue takes them
  *                (proc_emit_more continues); each state is reset once sent.
  *
- * Aggregate states live in the node's arena as [expression][group slot], each
- * agg_state_size() bytes in the query's layout (query.wide, ops/agg.h);
- * proc_layout assigns the offsets when a query starts; the layout comes with the
+ * A query's share of the node's arena holds its group table (ops/groups.h),
+ * then its aggregate states as [expression][group slot], each agg_state_size()
+ * bytes in the query's layout (query.wide, ops/agg.h); proc_layout assigns the
+ * offsets when a query starts; the layout comes with the
  * query (its trailer, query/trailer.h) and never changes while it runs.
  */
 #ifndef MOTE_CORE_PROCESSING_H
@@ -28,10 +29,14 @@
 #include "mote_state.h"
 
 /* Bytes of arena the query in `slot` needs with `groups` group slots; sets state offsets. */
+/* The query's group table (ops/groups.h): the start of its arena share. */
+uint8_t *proc_groups(mote_state *st, uint8_t slot);
 uint16_t proc_layout(mote_state *st, uint8_t slot, uint8_t groups);
 
 void proc_sample(mote_state *st, uint8_t slot);
-void proc_merge(mote_state *st, uint8_t slot, const qr_view *v);
+/* A child's record: merged into the node's state (returns 1, also when it is dropped),
+ * or 0 when its group has no slot here and it must be passed on as it is (processing.c). */
+uint8_t proc_merge(mote_state *st, uint8_t slot, const qr_view *v);
 void proc_snoop(mote_state *st, uint8_t slot, const qr_view *v);
 void proc_emit(mote_state *st, uint8_t slot);
 

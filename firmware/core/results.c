@@ -80,11 +80,14 @@ static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_
             return 1;
     }
     if (slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD) {
-        if (record_is_late(st, slot, v) && !run_begin_early(st, slot, v->epoch))
+        if (record_is_late(st, slot, v) && !run_begin_early(st, slot, v->epoch)) {
             st->stats.records_late++;
-        else
-            proc_merge(st, slot, v); /* TAG: folded into our own record, not forwarded */
-        return 1;
+            return 1;
+        }
+        /* TAG: folded into our own record, not forwarded -- unless its group has no
+         * slot here, when it goes on as it is (core/processing.h) */
+        if (proc_merge(st, slot, v))
+            return 1;
     }
     if (verdict == ROUTING_ACCEPT && tx_result(st, qr, mh->originaddr, forward_key(st, v, qr)))
         st->stats.results_forwarded++;

@@ -185,13 +185,32 @@ static void next_epoch(mote_state *st, uint8_t slot)
     plan_epoch(st, slot, st->run[slot].label);
 }
 
-static uint8_t group_slots_wanted(const query *q)
+/*
+ * Group slots for a query: one without GROUP BY; with it as many as GROUPS_MAX
+ * and the free arena allow -- less ARENA_RESERVE, for the queries that may
+ * come -- and few enough that its records are numbered in a byte
+ * (processing.c). A relay holds a slot for every group of its subtree; one
+ * without a slot is not lost in the wide layout (processing.h), but it takes a
+ * place in the radio queue, which is far dearer than a slot.
+ */
+#define ARENA_RESERVE (AGG_ARENA_BYTES / 8u)
+
+static uint8_t group_slots_wanted(mote_state *st, uint8_t slot)
 {
-    uint8_t e;
+    const query *q = &st->queries.slot[slot];
+    uint16_t free = (uint16_t)(AGG_ARENA_BYTES - st->arena_used);
+    uint16_t room = free > ARENA_RESERVE ? (uint16_t)(free - ARENA_RESERVE) : 0u;
+    uint8_t e, groups = GROUPS_MAX, grouped = 0;
     for (e = 0; e < q->num_exprs; e++)
         if (QUERY_IS_AGG_EXPR(&q->exprs[e]) && q->exprs[e].u.agg.group_field != QUERY_NO_GROUP)
-            return GROUPS_MAX;
-    return 1;
+            grouped = 1;
+    if (!grouped)
+        return 1;
+    if (q->num_exprs && groups > 250u / q->num_exprs)
+        groups = (uint8_t)(250u / q->num_exprs);
+    while (groups > 1 && proc_layout(st, slot, groups) > room)
+        groups--;
+    return groups;
 }
 
 /* Without a base from the query's trailer: the root starts the count (after the
@@ -214,7 +233,7 @@ static void choose_base(mote_state *st, uint8_t slot)
 uint8_t run_start(mote_state *st, uint8_t slot)
 {
     query_run *run = &st->run[slot];
-    uint8_t groups = group_slots_wanted(&st->queries.slot[slot]);
+    uint8_t groups = group_slots_wanted(st, slot);
     uint16_t need = proc_layout(st, slot, groups);
     /* Fewer group slots rather than no query when memory is short. */
     while (groups > 1 && st->arena_used + need > AGG_ARENA_BYTES)
@@ -227,7 +246,7 @@ uint8_t run_start(mote_state *st, uint8_t slot)
     run->arena_off = st->arena_used;
     run->arena_len = need;
     st->arena_used = (uint16_t)(st->arena_used + need);
-    groups_reset(&run->groups, groups);
+    groups_reset(&run->groups, proc_groups(st, slot), groups);
     run->drain_left = 0;
     run->emitted = 0;
     run->label = 0;
@@ -376,8 +395,13 @@ static void phase_parent(mote_state *st, uint8_t slot)
 uint8_t run_begin_early(mote_state *st, uint8_t slot, uint16_t epoch)
 {
     query_run *run = &st->run[slot];
-    if (run->phase != PH_WAKE_TRANSMIT || epoch != (uint16_t)run->label || run->epoch == epoch ||
-        !begin_epoch(st, slot))
+    if (epoch != (uint16_t)run->label || run->epoch == epoch)
+        return 0;
+    if (run->phase == PH_WAKE) { /* as at the wake-up, only sooner */
+        phase_wake(st, slot);
+        return run->epoch == epoch;
+    }
+    if (run->phase != PH_WAKE_TRANSMIT || !begin_epoch(st, slot))
         return 0;
     st->listening |= (uint8_t)(1u << slot);
     run->phase = PH_TRANSMIT; /* at the transmit time already drawn */

@@ -65,8 +65,11 @@ uint32_t run_tx_until(const query_run *run);
 /*
  * A child's record for the epoch the node planned next arrived before the node
  * began that epoch: it did not know it had children (a leaf wakes only at its
- * transmit time). It begins the epoch now -- samples, and takes its children's
- * records from here on -- and transmits at the time it planned. 1 if it did.
+ * transmit time), or the child's parent is the root, which always listens, and
+ * it passed on a record as soon as it had it (core/processing.h: groups
+ * without a slot). The node begins the epoch now -- samples, and takes its
+ * children's records from here on -- and transmits at the time it planned
+ * (its own interval's). 1 if it did.
  */
 uint8_t run_begin_early(mote_state *st, uint8_t slot, uint16_t epoch);
 

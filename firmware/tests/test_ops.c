@@ -336,21 +336,25 @@ static void test_windows(void)
 static void test_groups(void)
 {
     group_table g;
-    uint8_t fresh, i;
-    groups_reset(&g, 2);
-    CHECK_EQ(groups_claim(&g, 5, &fresh), 0);
+    uint8_t tab[1 + 2 * GROUPS_SLOT_BYTES]; /* at an odd offset: byte-addressed */
+    uint8_t *t = tab + 1, fresh, i;
+    groups_reset(&g, t, 2);
+    CHECK_EQ(groups_claim(&g, t, 5, &fresh), 0);
     CHECK_EQ(fresh, 1);
-    CHECK_EQ(groups_claim(&g, 5, &fresh), 0);
+    CHECK_EQ(groups_claim(&g, t, 5, &fresh), 0);
     CHECK_EQ(fresh, 0);
-    CHECK_EQ(groups_claim(&g, -3, &fresh), 1);
-    g.live[0] = 1;
-    g.live[1] = 1;
-    CHECK_EQ(groups_claim(&g, 9, &fresh), GROUPS_NONE);
-    g.live[1] = 0; /* an empty slot is reused */
-    i = groups_claim(&g, 9, &fresh);
+    CHECK_EQ(groups_claim(&g, t, -3, &fresh), 1);
+    CHECK_EQ(groups_no(t, 1), -3);
+    CHECK_EQ(t[4], 0xFD); /* little-endian int16 */
+    groups_set_live(t, 0, 1);
+    groups_set_live(t, 1, 0x8001u);
+    CHECK_EQ(groups_live(t, 1), 0x8001u);
+    CHECK_EQ(groups_claim(&g, t, 9, &fresh), GROUPS_NONE);
+    groups_set_live(t, 1, 0); /* an empty slot is reused */
+    i = groups_claim(&g, t, 9, &fresh);
     CHECK_EQ(i, 1);
-    CHECK_EQ(groups_find(&g, -3), GROUPS_NONE);
-    CHECK_EQ(groups_find(&g, 9), 1);
+    CHECK_EQ(groups_find(&g, t, -3), GROUPS_NONE);
+    CHECK_EQ(groups_find(&g, t, 9), 1);
 }
 
 static void test_snoop(void)
