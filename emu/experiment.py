@@ -305,6 +305,7 @@ def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:
         "stopped_at_epoch": outcome.stopped_at_epoch,
         "node_epochs": {str(n): list(span) for n, span in sorted(outcome.node_epochs.items())},
         "freed_at": {str(n): e for n, e in sorted(outcome.freed_at.items())},
+        "having_rejected": [list(key) for key in truth.having_rejected],
         "stop_time_ms": None if outcome.stop_time_s is None else outcome.stop_time_s * 1000.0,
         "last_sample_ms": {str(n): t for n, t in sorted(outcome.last_sample_ms.items())},
         "anomalies": {

@@ -88,6 +88,9 @@ class Truth:
     anomalies: Anomalies = field(default_factory=Anomalies)
     #: epoch -> nodes that evaluated the query in it (every node that ran it)
     ran: dict[int, set[int]] = field(default_factory=dict)
+    #: (epoch, group) rows that had readings but HAVING rejected: a lossy network may
+    #: deliver them (a partial SUM passes where the whole does not) without inventing data
+    having_rejected: list[tuple[int, int]] = field(default_factory=list)
 
 
 # --- arithmetic -----------------------------------------------------------------------------
@@ -244,6 +247,8 @@ class _Evaluator:
             row = aggregate_row(self.query, epoch, group, finalized, last_t.get(epoch, 0.0))
             if row is not None:
                 self.truth.rows.append(row)
+            elif any(v.value is not None for v in finalized):
+                self.truth.having_rejected.append((epoch, group))
 
     def _reading(self, agg: PlanAggregate, sample: Sample) -> tuple[int, int] | None:
         value = sample.values.get(agg.field_index)

@@ -265,6 +265,8 @@ class TruthHeader:
     #: When the stop was sent and each node's last sample, in virtual ms (optional).
     stop_time_ms: float | None = None
     last_sample_ms: dict[int, float] = field(default_factory=dict)
+    #: (epoch, group) that had readings but whose row HAVING rejected (optional)
+    having_rejected: frozenset[tuple[int, int]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -380,6 +382,9 @@ def parse_header(record: Record, index: int) -> TruthHeader:
         }
         stop_time = record.get("stop_time_ms")
         stop_time_ms = None if stop_time is None else float(stop_time)
+        having_rejected = frozenset(
+            (int(epoch), int(group)) for epoch, group in record.get("having_rejected") or ()
+        )
     except (TypeError, ValueError, IndexError, AttributeError) as exc:
         raise AccuracyInputError(f"malformed node map ({exc})", "truth", index) from None
     return TruthHeader(
@@ -395,6 +400,7 @@ def parse_header(record: Record, index: int) -> TruthHeader:
         anomalies=anomalies,
         stop_time_ms=stop_time_ms,
         last_sample_ms=last_sample_ms,
+        having_rejected=having_rejected,
     )
 
 
@@ -656,8 +662,11 @@ class _AggregateComparison:
     """Walks the (epoch, group) rows of both sides once, tallying overall, per epoch and
     per group, and checking the soundness invariants."""
 
-    def __init__(self, count_column: str | None) -> None:
+    def __init__(
+        self, count_column: str | None, having_rejected: frozenset[tuple[int, int]] = frozenset()
+    ) -> None:
         self.count_column = count_column
+        self.having_rejected = having_rejected
         self.violations = _Violations(AGGREGATE_INVARIANTS)
         self.overall = _Tally()
         self.epochs: dict[int, _RowTally] = defaultdict(_RowTally)
@@ -681,7 +690,10 @@ class _AggregateComparison:
         if want is None:
             for t in tallies:
                 t.spurious_rows += 1
-            self.violations.add(NO_SPURIOUS_ROWS, f"epoch {epoch} group {group}: no truth row")
+            # A group HAVING rejected had readings: a partial aggregate that passes is a
+            # wrong row, not an invented one.
+            if key not in self.having_rejected:
+                self.violations.add(NO_SPURIOUS_ROWS, f"epoch {epoch} group {group}: no truth row")
             return
         for t in tallies:
             t.truth_rows += 1
@@ -722,7 +734,8 @@ def _compare_aggregates(
     got, duplicates = _rows(compared)
     # Per-epoch COUNT totals follow one COUNT column; a query rarely has two.
     walk = _AggregateComparison(
-        min((r.column for r in truth if r.aggregate == COUNT), default=None)
+        min((r.column for r in truth if r.aggregate == COUNT), default=None),
+        header.having_rejected,
     )
     for key in sorted(set(expected) | set(got)):
         walk.row(key, expected.get(key), got.get(key))
@@ -740,7 +753,7 @@ def _compare_aggregates(
         truth_rows=len(expected),
         result_rows=len(got),
         missing_rows=sum(t.missing_rows for t in walk.epochs.values()),
-        spurious_rows=violations.counts[NO_SPURIOUS_ROWS],
+        spurious_rows=sum(t.spurious_rows for t in walk.epochs.values()),
         count_over_epochs=walk.counts["over"],
         count_under_epochs=walk.counts["under"],
         count_exact_epochs=walk.counts["exact"],

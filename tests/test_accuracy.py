@@ -248,6 +248,20 @@ def test_missing_spurious_and_ignored_rows() -> None:
     assert q.epochs[1].spurious_rows == 1
 
 
+def test_a_row_having_rejected_in_the_truth_is_wrong_but_not_invented() -> None:
+    # HAVING SUM(...) < 400 passes a partial sum that a lossy network delivered, where the
+    # whole sum does not: a wrong row, counted spurious; an invented one only where the
+    # group had no readings at all.
+    truth = [*COUNT_TRUTH]
+    truth[0] = {**truth[0], "having_rejected": [[2, 4]]}
+    q = aggregates(
+        [agg(2, "COUNT(*)", 1, "CNT", group=4), agg(2, "COUNT(*)", 1, "CNT", group=5)], truth
+    )
+    assert q.spurious_rows == 2
+    assert q.invariant_violations["no_spurious_rows"] == 1
+    assert q.violation_examples["no_spurious_rows"] == ["epoch 2 group 5: no truth row"]
+
+
 def test_floats_compare_within_relative_tolerance() -> None:
     truth = [header(sql=GROUP_SQL, aggregate=True), agg(1, "AVG(light)", 2 / 3, "AVG")]
     close = aggregates([agg(1, "AVG(light)", 0.6666666666666667 * (1 + 1e-12), "AVG")], truth)
