@@ -170,7 +170,7 @@ def _run_experiment(
 
 
 @click.command("emulate")
-@click.option("--nodes", type=click.IntRange(1, 65535), default=100, show_default=True)
+@click.option("--nodes", type=click.IntRange(1, 65534), default=100, show_default=True)
 @click.option(
     "--topology",
     type=click.Choice(["grid", "random", "intel", "file"]),

@@ -66,9 +66,13 @@ static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_
     if (verdict == ROUTING_DROP_DUP || verdict == ROUTING_DROP_CYCLE)
         return 1;
     /* A child still routes through us, awake right after its send: our beacon (depth
-     * 0xFF) tells it to look elsewhere, before a stale depth of its subtree lures us in. */
-    if (verdict == ROUTING_DROP_NO_ROUTE && routing_searching(&st->rt))
-        st->beacon_due = BEACON_NOW;
+     * 0xFF) tells it to look elsewhere, before a stale depth of its subtree lures us in.
+     * What it sent is refused, not taken and lost: it keeps it for its next parent. */
+    if (verdict == ROUTING_DROP_NO_ROUTE) {
+        if (routing_searching(&st->rt))
+            st->beacon_due = BEACON_NOW;
+        return 0;
+    }
     if (v->type == QR_TUPLE) /* more may follow: the activity tail */
         st->hold_until = mote_now(st) + ACTIVITY_HOLD_MS;
     if (slot == QUERY_SLOTS) {

@@ -422,6 +422,25 @@ void run_parent_heard(mote_state *st)
             phase_parent(st, i);
 }
 
+/*
+ * Silent parent intervals before the parent counts as lost. A parent with no
+ * reading that passes a WHERE, or no data for an aggregate, says nothing in
+ * its interval; what it surely sends is a beacon a period, riding on one of its
+ * intervals (mote.c). So: the intervals of two beacon periods, over all running
+ * queries -- never fewer than ROUTING_PARENT_MAX_MISSES.
+ */
+static uint8_t miss_limit(const mote_state *st)
+{
+    uint32_t windows = 0;
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING && st->run[i].epoch_ms)
+            windows += (2u * BEACON_PERIOD_MS + st->run[i].epoch_ms - 1u) / st->run[i].epoch_ms;
+    if (windows < ROUTING_PARENT_MAX_MISSES)
+        return ROUTING_PARENT_MAX_MISSES;
+    return windows > 250u ? 250u : (uint8_t)windows;
+}
+
 void run_advance(mote_state *st, uint8_t slot, uint32_t now)
 {
     /* Bounded: one epoch's phases at most, even after a long stall. */
@@ -438,7 +457,7 @@ void run_advance(mote_state *st, uint8_t slot, uint32_t now)
             phase_root_emit(st, slot);
         else {
             /* The parent's interval passed unheard: what routing counts as a miss. */
-            routing_parent_missed(&st->rt);
+            routing_parent_missed(&st->rt, miss_limit(st));
             phase_parent(st, slot);
         }
     }

@@ -196,6 +196,10 @@ uint8_t tx_down_gate(const mote_state *st, uint8_t is_del)
 
 uint8_t tx_results_gate(const mote_state *st, uint32_t now)
 {
+    /* Without a parent a result would go out as a broadcast nobody forwards (TinyDB's
+     * way): it waits for the next parent instead, as long as the queue holds. */
+    if (st->id != MOTE_ROOT_ID && routing_parent(&st->rt) == ROUTING_PARENT_NONE)
+        return 0;
     /* Nobody keeps a schedule / the root always listens / relays of tuples do. */
     if (!run_any(st) || routing_parent(&st->rt) == MOTE_ROOT_ID || run_tuples_running(st))
         return 1;

@@ -461,9 +461,9 @@ void routing_parent_acked(routing *rt)
     }
 }
 
-void routing_parent_missed(routing *rt)
+void routing_parent_missed(routing *rt, uint8_t limit)
 {
-    if (rt->parent_slot == NO_SLOT || ++rt->parent_misses < ROUTING_PARENT_MAX_MISSES) {
+    if (rt->parent_slot == NO_SLOT || ++rt->parent_misses < limit) {
         return;
     }
     rt->nb[rt->parent_slot].silent = ROUTING_PARENT_LOST_PERIODS + 1u; /* is_lost */

@@ -30,8 +30,7 @@
  *     nothing about it. The parent is then judged by what the node expected
  *     to hear: the glue reports each listening window in which the parent
  *     stayed silent (routing_parent_missed); any packet or ack from it clears
- *     the count (routing_parent_acked); ROUTING_PARENT_MAX_MISSES in a row
- *     drop it. Other neighbours still age per period, so their depths go
+ *     the count (routing_parent_acked); enough in a row drop it. Other neighbours still age per period, so their depths go
  *     stale and stop counting as routes.
  *   - Loops: a neighbour that names us as its parent is never chosen, and a
  *     parent that becomes as deep as we are is dropped (it may route through
@@ -192,8 +191,10 @@ void routing_hold_switches(routing *rt, uint8_t on);
 /* The parent acknowledged a send: it is alive and hears us. */
 void routing_parent_acked(routing *rt);
 
-/* A window in which the parent should have been heard passed in silence; may drop it. */
-void routing_parent_missed(routing *rt);
+/* A window in which the parent may have been heard passed in silence; `limit` such
+ * windows in a row drop it (at least ROUTING_PARENT_MAX_MISSES: the glue knows how many
+ * windows a parent that is alive may stay silent through). */
+void routing_parent_missed(routing *rt, uint8_t limit);
 
 uint16_t routing_parent(const routing *rt);
 /* 1 while unrouted after having had a parent: the node should listen to find a new one. */

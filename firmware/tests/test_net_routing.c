@@ -490,19 +490,19 @@ static void test_duty_cycled_parent_judged_by_misses(void)
     }
     CHECK_EQ(routing_parent(&rt), 1);
     for (i = 0; i + 1u < ROUTING_PARENT_MAX_MISSES; i++) {
-        routing_parent_missed(&rt);
+        routing_parent_missed(&rt, ROUTING_PARENT_MAX_MISSES);
     }
     routing_parent_acked(&rt);
     for (i = 0; i + 1u < ROUTING_PARENT_MAX_MISSES; i++) {
-        routing_parent_missed(&rt);
+        routing_parent_missed(&rt, ROUTING_PARENT_MAX_MISSES);
     }
     hear(&rt, 1, 1, 0);
     for (i = 0; i + 1u < ROUTING_PARENT_MAX_MISSES; i++) {
-        routing_parent_missed(&rt);
+        routing_parent_missed(&rt, ROUTING_PARENT_MAX_MISSES);
     }
     CHECK_EQ(routing_parent(&rt), 1);
     CHECK_EQ(routing_searching(&rt), 0);
-    routing_parent_missed(&rt); /* the last straw */
+    routing_parent_missed(&rt, ROUTING_PARENT_MAX_MISSES); /* the last straw */
     CHECK(routing_parent(&rt) != 1);
 }
 
@@ -519,7 +519,7 @@ static void test_no_loop_through_a_stale_descendant(void)
         routing_tick(&rt); /* 2's entry goes stale while we sleep */
     }
     for (i = 0; i < ROUTING_PARENT_MAX_MISSES; i++) {
-        routing_parent_missed(&rt);
+        routing_parent_missed(&rt, ROUTING_PARENT_MAX_MISSES);
     }
     CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE);
     CHECK_EQ(routing_depth(&rt), ROUTING_DEPTH_NONE);
@@ -542,11 +542,11 @@ static void test_unrouted_chooses_at_period_end(void)
     duty_cycled_node(&rt);
     hear(&rt, 8, 2, 3); /* a sibling at our depth, heard before the loss */
     for (i = 0; i < ROUTING_PARENT_MAX_MISSES; i++) {
-        routing_parent_missed(&rt);
+        routing_parent_missed(&rt, ROUTING_PARENT_MAX_MISSES);
     }
     CHECK_EQ(routing_parent(&rt), 2); /* 2 is closer than we were: taken at once */
     for (i = 0; i < ROUTING_PARENT_MAX_MISSES; i++) {
-        routing_parent_missed(&rt);
+        routing_parent_missed(&rt, ROUTING_PARENT_MAX_MISSES);
     }
     CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE); /* 1 and 2 both silent */
     routing_tick(&rt);
