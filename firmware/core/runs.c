@@ -423,19 +423,42 @@ void run_parent_heard(mote_state *st)
 }
 
 /*
- * Silent parent intervals before the parent counts as lost. A parent with no
- * reading that passes a WHERE, or no data for an aggregate, says nothing in
- * its interval; what it surely sends is a beacon a period, riding on one of its
- * intervals (mote.c). So: the intervals of two beacon periods, over all running
- * queries -- never fewer than ROUTING_PARENT_MAX_MISSES.
+ * Whether the parent surely sends in its interval of this query: a result of
+ * its own every epoch -- no WHERE to fail, no MIN/MAX a sibling's may suppress.
  */
-static uint8_t miss_limit(const mote_state *st)
+static uint8_t parent_talks(const query *q)
+{
+    uint8_t e;
+    for (e = 0; e < q->num_exprs; e++)
+        if (q->exprs[e].kind == QEXPR_SEL || q->exprs[e].kind == QEXPR_STRING_SEL)
+            return 0;
+    return !proc_snoops(q);
+}
+
+/*
+ * A parent interval passed unheard: is it a miss, and how many in a row make
+ * the parent lost? Where some running query has the parent talk every epoch,
+ * only those intervals count, ROUTING_PARENT_MAX_MISSES of them: a congested
+ * parent is left soon. Where none has, a parent with no reading that passes a
+ * WHERE says nothing at all in its intervals; what it surely sends is a beacon
+ * a period, riding on one of them (mote.c): then every interval counts, as
+ * many as two beacon periods hold over the running queries. 0: not a miss --
+ * nor is any interval of the root, whose results go to its UART.
+ */
+static uint8_t miss_limit(const mote_state *st, uint8_t slot)
 {
     uint32_t windows = 0;
-    uint8_t i;
+    uint8_t i, talking = 0;
+    if (routing_parent(&st->rt) == MOTE_ROOT_ID)
+        return 0;
     for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status >= QUERY_RUNNING && st->run[i].epoch_ms)
-            windows += (2u * BEACON_PERIOD_MS + st->run[i].epoch_ms - 1u) / st->run[i].epoch_ms;
+        if (st->queries.slot[i].status >= QUERY_RUNNING) {
+            talking |= parent_talks(&st->queries.slot[i]);
+            if (st->run[i].epoch_ms)
+                windows += (2u * BEACON_PERIOD_MS + st->run[i].epoch_ms - 1u) / st->run[i].epoch_ms;
+        }
+    if (talking)
+        return parent_talks(&st->queries.slot[slot]) ? ROUTING_PARENT_MAX_MISSES : 0u;
     if (windows < ROUTING_PARENT_MAX_MISSES)
         return ROUTING_PARENT_MAX_MISSES;
     return windows > 250u ? 250u : (uint8_t)windows;
@@ -456,8 +479,10 @@ void run_advance(mote_state *st, uint8_t slot, uint32_t now)
         else if (st->id == MOTE_ROOT_ID)
             phase_root_emit(st, slot);
         else {
-            /* The parent's interval passed unheard: what routing counts as a miss. */
-            routing_parent_missed(&st->rt, miss_limit(st));
+            /* The parent's interval passed unheard: what routing may count as a miss. */
+            uint8_t limit = miss_limit(st, slot);
+            if (limit)
+                routing_parent_missed(&st->rt, limit);
             phase_parent(st, slot);
         }
     }

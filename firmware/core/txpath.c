@@ -290,6 +290,10 @@ static void send_held(mote_state *st)
     uint8_t n = build_result_packet(st, pkt, st->held.payload, QR_LEN, st->held.origin);
     mhop_header mh;
     mhop_header_unpack(&mh, pkt + TOS_HEADER_LEN);
+    /* Tries count sends to the current parent: one the node just chose has refused
+     * nothing yet (the last parent may have been busy, or gone). */
+    if (st->held.tries > 1 && st->held.to != routing_parent(&st->rt))
+        st->held.tries = 1;
     if (st->held.tries == 0) {
         st->held.seqno = (uint16_t)mh.seqno;
     } else {
@@ -375,6 +379,20 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
         if (!st->held.valid)
             return;
     }
+    if (tuple && (deaf(st) || st->held.prompted)) {
+        /* The parent is alive and only busy (no room, or just taken by a sibling's
+         * resend): no try of this tuple's; the next sign of it brings a resend. A tuple
+         * is given up only for a parent that stays silent; where queues overflow, the
+         * queue policy chooses what is lost. A node deaf itself (a platform that cannot
+         * withhold acks, mote.c) cannot hear the parent make room: it asks again about
+         * a packet time later, as often as the parent can have made room. */
+        st->held.tries--;
+        st->held.prompted = 0;
+        st->held.waits = 1;
+        st->retry_pending = deaf(st);
+        st->retry_at = now + SCHED_TX_GUARD_MS / 2u + st->hal->rand16(st->hal->ctx) % SCHED_TX_GUARD_MS;
+        return;
+    }
     if (st->held.tries >= (tuple ? TUPLE_MAX_TRIES : RESULT_MAX_TRIES)) {
         st->held.valid = 0;
         st->stats.results_unacked++;
@@ -396,22 +414,7 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
      * TUPLE_BLIND_TRIES the parent is taken to be deaf behind a full queue: only
      * hearing it (it forwards as it makes room) or the next slot brings a resend, so
      * the tries are not spent before it can take the tuple. */
-    if (deaf(st) || st->held.prompted) {
-        /* The parent is alive and only busy (no room, or just taken by a sibling's
-         * resend): no try of this tuple's; the next sign of it brings a resend. A tuple
-         * is given up only for a parent that stays silent; where queues overflow, the
-         * queue policy chooses what is lost. A node deaf itself (a platform that cannot
-         * withhold acks, mote.c) cannot hear the parent make room: it asks again about
-         * a packet time later, as often as the parent can have made room. */
-        st->held.tries--;
-        st->held.prompted = 0;
-        if (!deaf(st)) {
-            st->retry_pending = 0;
-            return;
-        }
-        st->retry_at = now + SCHED_TX_GUARD_MS / 2u + st->hal->rand16(st->hal->ctx) % SCHED_TX_GUARD_MS;
-        return;
-    } else if (st->held.tries >= TUPLE_BLIND_TRIES) {
+    if (st->held.tries >= TUPLE_BLIND_TRIES) {
         st->retry_pending = 0;
         return;
     }
