@@ -16,6 +16,7 @@ state, and every row already produced, untouched.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -447,10 +448,12 @@ def _root_info(payload: bytes) -> RootInfo | None:
 
 @dataclass(frozen=True)
 class RunLimits:
-    """When ``run_query`` ends: after N epochs of results, after T seconds, or on Ctrl-C."""
+    """When ``run_query`` ends: after N epochs of results, after T seconds, when ``stop``
+    is set (between two polls, so no assembled row is lost), or on Ctrl-C."""
 
     epochs: int | None = None
     duration_s: float | None = None
+    stop: threading.Event | None = None
 
 
 class RowSink(Protocol):
@@ -486,6 +489,8 @@ def run_query(
         for sink in sinks:
             sink.start(query)
         while deadline is None or session.clock() < deadline:
+            if limits.stop is not None and limits.stop.is_set():
+                break
             _write(sinks, session.poll(poll_s))
             seen = session.assembler.epochs_seen(query.query_id)
             if wanted is not None and seen is not None and seen[1] >= seen[0] + wanted:

@@ -115,26 +115,31 @@ class _Announcer:
 
 
 @contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Inside the block SIGTERM raises KeyboardInterrupt, so `kill` or a service manager
-    ends a run as Ctrl-C does (DEL sent, rows flushed, summary) instead of killing the
-    process and leaving the query running on the motes."""
+def _signals_stop(stop: threading.Event) -> Iterator[None]:
+    """Inside the block Ctrl-C and SIGTERM set ``stop``: the run ends between two polls
+    (DEL sent, every assembled row written, summary), so `kill` or a service manager ends
+    it as Ctrl-C does instead of killing the process and leaving the query running on
+    the motes. An interrupt raised mid-poll would lose the rows it had assembled. A
+    second signal interrupts for good."""
     if threading.current_thread() is not threading.main_thread():
         # Only the main thread may set handlers; a program embedding the CLI in another
-        # thread keeps whatever SIGTERM handling it has.
+        # thread keeps whatever signal handling it has.
         yield
         return
 
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
+    def request(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {sig: signal.signal(sig, request) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        # None: a handler set outside Python, which cannot be reinstalled; the default
-        # (terminate) is the closest.
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for sig, handler in previous.items():
+            # None: a handler set outside Python, which cannot be reinstalled; the
+            # default is the closest.
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 @click.command("query")
@@ -187,11 +192,14 @@ def query_cmd(
         plan = compile_query(sql)
     except TinySQLError as exc:
         raise click.ClickException(str(exc)) from exc
-    limits = RunLimits(epochs=epochs, duration_s=parse_duration(duration) if duration else None)
+    stop = threading.Event()
+    limits = RunLimits(
+        epochs=epochs, duration_s=parse_duration(duration) if duration else None, stop=stop
+    )
     with _session(port, platform, baud) as session:
         sinks = _sinks(out, log, table, session)
         sinks.append(_Announcer(keep_running))
-        with _sigterm_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
+        with _signals_stop(stop), contextlib.suppress(KeyboardInterrupt):
             run_query(session, plan, sql, sinks, limits, qid=qid, stop_at_end=not keep_running)
         stats = session.assembler.stats
         click.echo(
