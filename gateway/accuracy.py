@@ -842,6 +842,26 @@ def _stop_lags(header: TruthHeader, stop: int) -> dict[int, int]:
     }
 
 
+def _still_sampling(header: TruthHeader, stop: int, last_observed: int | None) -> list[int]:
+    """Nodes that sampled in the last epoch watched, when some node sampled well after
+    the stop. In time where the truth has the times (epoch numbers of deep nodes run
+    ahead, _stop_lags): within an epoch of the latest sample, that more than two epochs
+    after the stop was sent, and not released since."""
+    period = header.epoch_ms
+    if header.stop_time_ms is not None and header.last_sample_ms and period:
+        latest = max(header.last_sample_ms.values())
+        if latest - header.stop_time_ms <= 2 * period:
+            return []
+        return sorted(
+            n
+            for n, t in header.last_sample_ms.items()
+            if t >= latest - period and n not in header.freed_at
+        )
+    if last_observed is None or last_observed <= stop:
+        return []
+    return [n for n, (_, last) in sorted(header.node_epochs.items()) if last == last_observed]
+
+
 def stop_report(header: TruthHeader) -> StopReport | None:
     """How promptly the nodes that ran the query stopped sampling it; None if not stopped."""
     stop = header.stopped_at_epoch
@@ -854,11 +874,7 @@ def stop_report(header: TruthHeader) -> StopReport | None:
         [last for _, last in header.node_epochs.values()] + list(header.freed_at.values()),
         default=None,
     )
-    still = (
-        [n for n, (_, last) in sorted(header.node_epochs.items()) if last == last_observed]
-        if last_observed is not None and last_observed > stop
-        else []
-    )
+    still = _still_sampling(header, stop, last_observed)
     # A node still sampling when the watch ended has not stopped, however small its lag.
     running = set(still)
     stopped = [v for n, v in lag.items() if n not in running]

@@ -101,6 +101,7 @@ typedef struct stop_memory {
     uint8_t qid[STOPS_REMEMBERED];  /* ring, QUERY_NO_QID where empty */
     uint8_t head;                   /* next place to write */
     uint8_t due;                    /* bit i: a DEL for qid[i] should go */
+    uint8_t echoes;                 /* bits 2i..2i+1: DELs for qid[i] still to repeat */
 } stop_memory;
 
 typedef struct ctl_packet {

@@ -201,6 +201,8 @@ void qmsg_receive(mote_state *st, const uint8_t *msg, uint8_t len)
         return;
     }
     forward_query(st, msg, slot);
+    if (type == QMSG_DEL)
+        stops_echo(st, qid);
 }
 
 

@@ -5,6 +5,7 @@
 #include "txpath.h"
 
 #define DEL_TTL 3u /* u.ttl of a DEL, as the Java tool sends it */
+#define ECHO_MASK(i) (3u << (2u * (i)))
 
 void stops_init(mote_state *st)
 {
@@ -13,6 +14,7 @@ void stops_init(mote_state *st)
         st->stops.qid[i] = QUERY_NO_QID;
     st->stops.head = 0;
     st->stops.due = 0;
+    st->stops.echoes = 0;
     st->stops.del_after = mote_now(st);
 }
 
@@ -38,6 +40,7 @@ void stops_remember(mote_state *st, uint8_t qid)
     i = st->stops.head;
     st->stops.qid[i] = qid;
     st->stops.due &= (uint8_t)~(1u << i);
+    st->stops.echoes &= (uint8_t)~ECHO_MASK(i);
     st->stops.head = (uint8_t)((i + 1u) % STOPS_REMEMBERED);
 }
 
@@ -47,6 +50,7 @@ void stops_forget(mote_state *st, uint8_t qid)
     if (i < STOPS_REMEMBERED) {
         st->stops.qid[i] = QUERY_NO_QID;
         st->stops.due &= (uint8_t)~(1u << i);
+        st->stops.echoes &= (uint8_t)~ECHO_MASK(i);
     }
 }
 
@@ -60,6 +64,17 @@ void stops_on_straggler(mote_state *st, uint8_t qid)
     i = index_of(st, qid);
     if (i < STOPS_REMEMBERED)
         st->stops.due |= (uint8_t)(1u << i);
+}
+
+void stops_echo(mote_state *st, uint8_t qid)
+{
+    uint8_t i = index_of(st, qid);
+    if (qid == QUERY_NO_QID || i == STOPS_REMEMBERED)
+        return;
+    st->stops.echoes = (uint8_t)((st->stops.echoes & ~ECHO_MASK(i)) | STOPS_ECHOES << (2u * i));
+    st->stops.due |= (uint8_t)(1u << i);
+    /* the first copy is on its way now: the echoes follow a period apart */
+    st->stops.del_after = mote_now(st) + SCHED_CTL_PERIOD_MS;
 }
 
 static void send_del(mote_state *st, uint8_t qid)
@@ -84,7 +99,13 @@ void stops_pump(mote_state *st)
         return;
     for (i = 0; i < STOPS_REMEMBERED; i++)
         if (st->stops.due & (1u << i)) {
+            uint8_t left = (uint8_t)((st->stops.echoes >> (2u * i)) & 3u);
             st->stops.due &= (uint8_t)~(1u << i);
+            if (left) { /* an echo: more may follow */
+                st->stops.echoes = (uint8_t)(st->stops.echoes - (1u << (2u * i)));
+                if (left > 1u)
+                    st->stops.due |= (uint8_t)(1u << i);
+            }
             send_del(st, st->stops.qid[i]);
             st->stops.del_after = now + SCHED_CTL_PERIOD_MS;
             return;

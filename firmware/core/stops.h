@@ -7,6 +7,9 @@
  * while the gateway might give the id to a new query. So:
  *   - every node keeps the ids of the last STOPS_REMEMBERED queries it stopped
  *     (or heard stopped), in a ring;
+ *   - a node that stops a query, or passes on a DEL for one it did not hold,
+ *     sends it again STOPS_ECHOES times, a control period apart (stops_echo):
+ *     a child that lost the first copy to a lossy link most likely hears one;
  *   - a node that hears a result of a remembered query -- addressed to it or
  *     overheard -- broadcasts a DEL for it down the wave (at most one DEL per
  *     control period), so a straggler is told by whoever hears it;
@@ -31,6 +34,10 @@
 void stops_init(mote_state *st);
 uint8_t stops_has(const mote_state *st, uint8_t qid);
 void stops_remember(mote_state *st, uint8_t qid);
+
+/* The DEL for remembered `qid` has just gone down: repeat it STOPS_ECHOES times. */
+#define STOPS_ECHOES 2u
+void stops_echo(mote_state *st, uint8_t qid);
 void stops_forget(mote_state *st, uint8_t qid);
 
 /* A result of query `qid`, which this node does not run, was heard: if the id is
