@@ -17,6 +17,7 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -252,18 +253,28 @@ def soundness_failures(report: AccuracyReport) -> list[str]:
     ]
 
 
+def _regression_entries() -> list[dict[str, Any]]:
+    return json.loads(REGRESSIONS.read_text()) if REGRESSIONS.exists() else []
+
+
+def _case_of(entry: dict[str, Any]) -> Case:
+    fields = {k: v for k, v in entry.items() if k != "open"}
+    return Case(**{**fields, "queries": tuple(fields["queries"])})
+
+
 def load_regressions() -> list[Case]:
-    if not REGRESSIONS.exists():
-        return []
-    return [
-        Case(**{**entry, "queries": tuple(entry["queries"])})
-        for entry in json.loads(REGRESSIONS.read_text())
-    ]
+    return [_case_of(entry) for entry in _regression_entries()]
+
+
+def open_regressions() -> list[tuple[Case, str | None]]:
+    """Every recorded case with, for one whose defect is still open, what it is (the
+    entry's "open" text): such a case is expected to fail until that is fixed."""
+    return [(_case_of(entry), entry.get("open")) for entry in _regression_entries()]
 
 
 def record_regression(case: Case) -> None:
     """Keep a shrunk counterexample, replayed by every later test run."""
-    known = load_regressions()
-    if case not in known:
-        known.append(case)
-        REGRESSIONS.write_text(json.dumps([c.to_json() for c in known], indent=1) + "\n")
+    entries = _regression_entries()
+    if case not in [_case_of(entry) for entry in entries]:
+        entries.append(case.to_json())
+        REGRESSIONS.write_text(json.dumps(entries, indent=1) + "\n")
