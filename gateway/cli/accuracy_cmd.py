@@ -19,6 +19,7 @@ from gateway.accuracy import (
     AggregateAccuracy,
     QueryAccuracy,
     TupleAccuracy,
+    ValueStats,
     compare,
     load_jsonl,
 )
@@ -152,12 +153,7 @@ def _epoch_table(query: AggregateAccuracy) -> Table:
     table = _table(*headers, *(["COUNT", "truth"] if with_count else []))
     for e in query.epochs:
         cells = [e.epoch, e.truth_rows, e.result_rows, e.missing_rows, e.spurious_rows]
-        row = [str(c) for c in cells] + [
-            _pct(e.exact_fraction),
-            _num(e.mean_abs_error),
-            _num(e.max_abs_error),
-            _pct(e.max_rel_error),
-        ]
+        row = [str(c) for c in cells] + _error_cells(e)
         if with_count:
             row += [_num(e.count_delivered), _num(e.count_truth)]
         table.add_row(*row)
@@ -167,15 +163,18 @@ def _epoch_table(query: AggregateAccuracy) -> Table:
 def _column_table(query: AggregateAccuracy) -> Table:
     table = _table("column", "values", "exact", "mean abs", "max abs", "max rel")
     for name, s in query.columns.items():
-        table.add_row(
-            escape(name),
-            str(s.values),
-            _pct(s.exact_fraction),
-            _num(s.mean_abs_error),
-            _num(s.max_abs_error),
-            _pct(s.max_rel_error),
-        )
+        table.add_row(escape(name), str(s.values), *_error_cells(s))
     return table
+
+
+def _error_cells(s: ValueStats) -> list[str]:
+    """exact, mean abs, max abs, max rel: the error columns of the epoch and column tables."""
+    return [
+        _pct(s.exact_fraction),
+        _num(s.mean_abs_error),
+        _num(s.max_abs_error),
+        _pct(s.max_rel_error),
+    ]
 
 
 def _group_table(query: AggregateAccuracy) -> Table:
