@@ -271,6 +271,19 @@ def net() -> TinyNet:
     return net
 
 
+def single_record(parsed: dict[str, Any], state: bytes) -> bytes:
+    """The root's record of query 3, group 0, expression 0 for the epoch `parsed` names."""
+    return build_query_result(
+        {
+            "qid": 3,
+            "epoch": parsed["epoch"],
+            "qrType": QrType.AGG_SINGLE_FIELD,
+            "timeSyncData": parsed["timeSyncData"],
+            "d": {"groupNo": 0, "exprIdx": 0, "state": state},
+        }
+    )
+
+
 def test_state_fits_the_atmega128_budget() -> None:
     size = lib.mote_state_size()
     print(f"sizeof(mote_state) = {size}")
@@ -368,16 +381,7 @@ def test_every_aggregate_reaches_the_uart_byte_exact(
         parsed = parse_query_result(payload)
         epoch = parsed["epoch"]
         state = encode_state(op, expected_state(op, args, epoch), args)
-        want = build_query_result(
-            {
-                "qid": 3,
-                "epoch": epoch,
-                "qrType": QrType.AGG_SINGLE_FIELD,
-                "timeSyncData": parsed["timeSyncData"],
-                "d": {"groupNo": 0, "exprIdx": 0, "state": state},
-            }
-        )
-        assert payload == want
+        assert payload == single_record(parsed, state)
         # stamped at the end of the root's interval, the last of the epoch: the root takes
         # its children's records through the whole interval (core/schedule.h)
         stamp = int.from_bytes(parsed["timeSyncData"][1:], "little")
@@ -441,16 +445,7 @@ def test_every_wide_aggregate_reaches_the_uart_byte_exact(op: AggOp, args: tuple
         assert len(state) == {AggOp.MIN: 6, AggOp.MAX: 6, AggOp.WINMIN: 6, AggOp.WINMAX: 6}.get(
             op, 8 if op in (AggOp.AVG, AggOp.EXPAVG, AggOp.WINAVG) else 4
         )
-        want = build_query_result(
-            {
-                "qid": 3,
-                "epoch": epoch,
-                "qrType": QrType.AGG_SINGLE_FIELD,
-                "timeSyncData": parsed["timeSyncData"],
-                "d": {"groupNo": 0, "exprIdx": 0, "state": state},
-            }
-        )
-        assert payload == want
+        assert payload == single_record(parsed, state)
     assert net.stats(0).records_merged == 4
 
 
