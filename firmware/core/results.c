@@ -43,11 +43,12 @@ static uint8_t record_is_late(const mote_state *st, uint8_t slot, const qr_view 
     return st->run[slot].emitted || v->epoch != st->run[slot].epoch;
 }
 
-/* Whether the node has room to take a result it would forward (records merge). */
-static uint8_t room_for(const mote_state *st, uint8_t slot, const qr_view *v)
+/* Whether the node has room to take a result it would forward. A record merges into
+ * our own and needs none -- unless its group finds no slot here and it goes on. */
+static uint8_t room_for(mote_state *st, uint8_t slot, const qr_view *v)
 {
     uint8_t merges = slot < QUERY_SLOTS && st->queries.slot[slot].has_agg &&
-                     v->type == QR_AGG_RECORD;
+                     v->type == QR_AGG_RECORD && !proc_record_passes_on(st, slot, v);
     return merges || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
 }
 
@@ -59,7 +60,7 @@ static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_
     st->child_epochs = CHILD_MEMORY_EPOCHS;
     /* No room to pass it on: refused unacknowledged, the sender keeps it and sends it
      * again when it hears us make room; taking it now would also mark that resend a
-     * duplicate. A record needs no room: it merges into our own. */
+     * duplicate. */
     if (!room_for(st, slot, v))
         return 0;
     verdict = routing_should_forward(&st->rt, mh);

@@ -187,19 +187,17 @@ static void next_epoch(mote_state *st, uint8_t slot)
 
 /*
  * Group slots for a query: one without GROUP BY; with it as many as GROUPS_MAX
- * and the free arena allow -- less ARENA_RESERVE, for the queries that may
- * come -- and few enough that its records are numbered in a byte
- * (processing.c). A relay holds a slot for every group of its subtree; one
- * without a slot is not lost in the wide layout (processing.h), but it takes a
- * place in the radio queue, which is far dearer than a slot.
+ * and half the free arena allow -- the other half is for the queries that may
+ * come: taking all but a sliver left a second GROUP BY query one slot per relay
+ * -- and few enough that its records are numbered in a byte (processing.c). A
+ * relay holds a slot for every group of its subtree; one without a slot is not
+ * lost in the wide layout (processing.h), but it takes a place in the radio
+ * queue, which is far dearer than a slot.
  */
-#define ARENA_RESERVE (AGG_ARENA_BYTES / 8u)
-
 static uint8_t group_slots_wanted(mote_state *st, uint8_t slot)
 {
     const query *q = &st->queries.slot[slot];
-    uint16_t free = (uint16_t)(AGG_ARENA_BYTES - st->arena_used);
-    uint16_t room = free > ARENA_RESERVE ? (uint16_t)(free - ARENA_RESERVE) : 0u;
+    uint16_t room = (uint16_t)((AGG_ARENA_BYTES - st->arena_used) / 2u);
     uint8_t e, groups = GROUPS_MAX, grouped = 0;
     for (e = 0; e < q->num_exprs; e++)
         if (QUERY_IS_AGG_EXPR(&q->exprs[e]) && q->exprs[e].u.agg.group_field != QUERY_NO_GROUP)

@@ -37,6 +37,9 @@ uint8_t groups_find(const group_table *g, const uint8_t *tab, int16_t no);
  */
 uint8_t groups_claim(group_table *g, uint8_t *tab, int16_t no, uint8_t *fresh);
 
+/* 1 if groups_claim would give `no` a slot (no side effects). */
+uint8_t groups_has_room(const group_table *g, const uint8_t *tab, int16_t no);
+
 /* Slot i's group number, and its expressions with data (bit e). */
 int16_t groups_no(const uint8_t *tab, uint8_t i);
 uint16_t groups_live(const uint8_t *tab, uint8_t i);

@@ -349,8 +349,12 @@ static void test_groups(void)
     groups_set_live(t, 0, 1);
     groups_set_live(t, 1, 0x8001u);
     CHECK_EQ(groups_live(t, 1), 0x8001u);
+    CHECK_EQ(groups_has_room(&g, t, 9), 0);
+    CHECK_EQ(groups_has_room(&g, t, -3), 1); /* it has its slot */
     CHECK_EQ(groups_claim(&g, t, 9, &fresh), GROUPS_NONE);
     groups_set_live(t, 1, 0); /* an empty slot is reused */
+    CHECK_EQ(groups_has_room(&g, t, 9), 1);
+    CHECK_EQ(groups_find(&g, t, 9), GROUPS_NONE); /* asking claims nothing */
     i = groups_claim(&g, t, 9, &fresh);
     CHECK_EQ(i, 1);
     CHECK_EQ(groups_find(&g, t, -3), GROUPS_NONE);
