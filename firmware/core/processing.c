@@ -196,10 +196,15 @@ static const qexpr *record_expr(const mote_state *st, uint8_t slot, const qr_vie
     return QUERY_IS_AGG_EXPR(x) && agg_state_size(x, q->wide) ? x : 0;
 }
 
-uint8_t proc_record_passes_on(mote_state *st, uint8_t slot, const qr_view *v)
+uint8_t proc_record_spills(const mote_state *st, uint8_t slot, const qr_view *v)
 {
     const qexpr *x = record_expr(st, slot, v);
-    return x && spills(&st->queries.slot[slot], x) &&
+    return x && spills(&st->queries.slot[slot], x);
+}
+
+uint8_t proc_record_passes_on(mote_state *st, uint8_t slot, const qr_view *v)
+{
+    return proc_record_spills(st, slot, v) &&
            !groups_has_room(&st->run[slot].groups, proc_groups(st, slot), v->group);
 }
 

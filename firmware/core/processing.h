@@ -37,6 +37,9 @@ void proc_sample(mote_state *st, uint8_t slot);
 /* A child's record: merged into the node's state (returns 1, also when it is dropped),
  * or 0 when its group has no slot here and it must be passed on as it is (processing.c). */
 uint8_t proc_merge(mote_state *st, uint8_t slot, const qr_view *v);
+/* 1 if a record of this query may travel on as it is, unmerged, for an ancestor or
+ * the gateway to merge: the wide layout, an aggregate without memory across epochs. */
+uint8_t proc_record_spills(const mote_state *st, uint8_t slot, const qr_view *v);
 /* 1 if proc_merge would pass this record on (no group slot left here): it then needs
  * a place in the radio queue, as a forwarded tuple does. No side effects. */
 uint8_t proc_record_passes_on(mote_state *st, uint8_t slot, const qr_view *v);

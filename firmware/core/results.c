@@ -43,12 +43,33 @@ static uint8_t record_is_late(const mote_state *st, uint8_t slot, const qr_view 
     return st->run[slot].emitted || v->epoch != st->run[slot].epoch;
 }
 
+/*
+ * A late record of an aggregate that can spill (core/processing.h) is not lost
+ * either: it goes on as it is, and whoever still has its epoch open merges it --
+ * at the latest the gateway, which holds an epoch's row until the next epoch's
+ * results come. One from further back would find that row closed. Passing it on
+ * cannot count it twice: a resend of a record we took is a duplicate however many
+ * packets came between (net/routing.h).
+ */
+static uint8_t late_record_passes(const mote_state *st, uint8_t slot, const qr_view *v)
+{
+    uint16_t behind = (uint16_t)(st->run[slot].epoch - v->epoch);
+    return proc_record_spills(st, slot, v) && behind <= 1u;
+}
+
+/* A record that is not merged here but forwarded: late, or without a group slot. */
+static uint8_t record_goes_on(mote_state *st, uint8_t slot, const qr_view *v)
+{
+    return record_is_late(st, slot, v) ? late_record_passes(st, slot, v)
+                                       : proc_record_passes_on(st, slot, v);
+}
+
 /* Whether the node has room to take a result it would forward. A record merges into
- * our own and needs none -- unless its group finds no slot here and it goes on. */
+ * our own and needs none -- unless it goes on (record_goes_on). */
 static uint8_t room_for(mote_state *st, uint8_t slot, const qr_view *v)
 {
     uint8_t merges = slot < QUERY_SLOTS && st->queries.slot[slot].has_agg &&
-                     v->type == QR_AGG_RECORD && !proc_record_passes_on(st, slot, v);
+                     v->type == QR_AGG_RECORD && !record_goes_on(st, slot, v);
     return merges || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
 }
 
@@ -85,14 +106,15 @@ static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_
             return 1;
     }
     if (slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD) {
-        if (record_is_late(st, slot, v) && !run_begin_early(st, slot, v->epoch)) {
+        if (!record_is_late(st, slot, v) || run_begin_early(st, slot, v->epoch)) {
+            /* TAG: folded into our own record, not forwarded -- unless its group has
+             * no slot here, when it goes on as it is (core/processing.h) */
+            if (proc_merge(st, slot, v))
+                return 1;
+        } else if (!late_record_passes(st, slot, v)) {
             st->stats.records_late++;
             return 1;
         }
-        /* TAG: folded into our own record, not forwarded -- unless its group has no
-         * slot here, when it goes on as it is (core/processing.h) */
-        if (proc_merge(st, slot, v))
-            return 1;
     }
     if (verdict == ROUTING_ACCEPT && tx_result(st, qr, mh->originaddr, forward_key(st, v, qr)))
         st->stats.results_forwarded++;

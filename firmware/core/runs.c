@@ -34,7 +34,7 @@ static uint8_t may_have_children(const routing *rt, uint8_t heard_recently)
         return 1;
     for (i = 0; i < n; i++) {
         const routing_neighbor *nb = routing_neighbor_at(rt, i);
-        if (nb->is_child || nb->depth == below)
+        if ((nb->flags & ROUTING_NB_CHILD) || nb->depth == below)
             return 1;
     }
     return 0;

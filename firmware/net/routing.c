@@ -77,7 +77,7 @@ static uint8_t is_lost(const routing_neighbor *n)
 /* A neighbour through which we could reach the root at all. */
 static uint8_t routes_to_root(const routing_neighbor *n)
 {
-    return n->depth < ROUTING_MAX_DEPTH && !is_lost(n) && !n->is_child;
+    return n->depth < ROUTING_MAX_DEPTH && !is_lost(n) && !(n->flags & ROUTING_NB_CHILD);
 }
 
 static uint8_t is_candidate(const routing_neighbor *n)
@@ -153,7 +153,7 @@ static uint8_t admit(routing *rt, uint16_t id, uint8_t hopcount)
  */
 static void estimate_link(routing_neighbor *n, uint16_t seqno)
 {
-    uint16_t gap = (uint16_t)(seqno - n->last_seqno);
+    uint8_t gap = (uint8_t)(seqno - n->last_seqno);
 
     if (gap == 0) {
         return; /* a link-layer retransmission, already counted */
@@ -165,7 +165,7 @@ static void estimate_link(routing_neighbor *n, uint16_t seqno)
     }
     /* beyond ROUTING_MAX_GAP (or backwards): the sender rebooted; restart the reference */
     n->quality = quality_hit(n->quality);
-    n->last_seqno = seqno;
+    n->last_seqno = (uint8_t)seqno;
 }
 
 static void set_parent(routing *rt, uint8_t slot)
@@ -285,6 +285,11 @@ uint8_t routing_deepest(const routing *rt)
     return rt->deepest_prev > d ? rt->deepest_prev : d;
 }
 
+static void set_child(routing_neighbor *n, uint8_t child)
+{
+    n->flags = (uint8_t)(child ? n->flags | ROUTING_NB_CHILD : n->flags & ~ROUTING_NB_CHILD);
+}
+
 void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh,
                        const uint8_t *body, uint8_t body_len)
 {
@@ -301,7 +306,7 @@ void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh
         if (slot == NO_SLOT) {
             return;
         }
-        rt->nb[slot].last_seqno = (uint16_t)mh->seqno;
+        rt->nb[slot].last_seqno = (uint8_t)mh->seqno;
     } else if (tos->type == AM_DATA || tos->type == AM_ROUTE_BEACON) {
         estimate_link(&rt->nb[slot], (uint16_t)mh->seqno);
     }
@@ -312,20 +317,25 @@ void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh
     }
     n->depth = mh->hopcount;
     if (tos->type == AM_ROUTE_BEACON && body_len >= ROUTING_BEACON_FIXED) {
-        n->is_child = le16_get(&body[0]) == rt->self;
+        set_child(n, le16_get(&body[0]) == rt->self);
         n->cost = le16_get(&body[2]);
-        if (n->is_child)
+        if (n->flags & ROUTING_NB_CHILD)
             heard_deepest(rt, body, body_len);
     } else if (tos->type == AM_DATA && tos->addr != TOS_BCAST_ADDR) {
-        n->is_child = tos->addr == rt->self; /* whom it sends results to is its parent */
+        set_child(n, tos->addr == rt->self); /* whom it sends results to is its parent */
+        if (tos->addr != rt->self) /* it is done with what it sent us: no resend to come */
+            n->flags &= (uint8_t)~ROUTING_NB_DATA_SEEN;
     }
     reselect(rt, 0);
 }
 
 static uint8_t seen_recently(const routing *rt, uint16_t src, uint16_t seq)
 {
-    uint8_t i;
+    uint8_t i = find_slot(rt, src);
 
+    if (i != NO_SLOT && (rt->nb[i].flags & ROUTING_NB_DATA_SEEN) &&
+        rt->nb[i].data_seq == (uint8_t)seq)
+        return 1;
     for (i = 0; i < ROUTING_DUP_RING; i++) {
         if (rt->dup_src[i] == src && rt->dup_seq[i] == seq) {
             return 1;
@@ -337,6 +347,7 @@ static uint8_t seen_recently(const routing *rt, uint16_t src, uint16_t seq)
 routing_verdict routing_should_forward(routing *rt, const mhop_header *mh)
 {
     uint16_t seq = (uint16_t)mh->seqno;
+    uint8_t slot;
 
     if (seen_recently(rt, mh->sourceaddr, seq)) {
         rt->stats.dup_drops++;
@@ -349,6 +360,11 @@ routing_verdict routing_should_forward(routing *rt, const mhop_header *mh)
     if (mh->hopcount <= rt->depth) {
         rt->stats.cycle_drops++;
         return ROUTING_DROP_CYCLE;
+    }
+    slot = find_slot(rt, mh->sourceaddr);
+    if (slot != NO_SLOT) {
+        rt->nb[slot].data_seq = (uint8_t)seq;
+        rt->nb[slot].flags |= ROUTING_NB_DATA_SEEN;
     }
     rt->dup_src[rt->dup_head] = mh->sourceaddr;
     rt->dup_seq[rt->dup_head] = seq;

@@ -43,8 +43,11 @@
  *     a child's send with a beacon advertising ROUTING_DEPTH_NONE, so the
  *     subtree drops it before its stale depths can lure it into a loop. The cost is a cumulative ETX (1/16 units) advertised for
  *     diagnostics; selection uses depth and link quality.
- *   - Forwarding checks: a packet already seen (same sourceaddr+seqno, ring of
- *     ROUTING_DUP_RING) is a duplicate; one whose hopcount is <= our depth
+ *   - Forwarding checks: a packet already seen is a duplicate -- a neighbour
+ *     resends only the packet it sent us last (its queue goes one packet at a
+ *     time), so its entry keeps that packet's seqno, however many others pass
+ *     through meanwhile; a sender without an entry is looked up in a ring of
+ *     ROUTING_DUP_RING sourceaddr+seqno. One whose hopcount is <= our depth
  *     cannot come from a child, so it is a possible cycle.
  *
  * Deterministic: no randomness and no clock inside; identical input sequences
@@ -95,13 +98,18 @@ typedef enum routing_verdict {
 
 typedef struct routing_neighbor {
     uint16_t id;
-    uint16_t last_seqno; /* last seqno heard from id (int16 on the wire) */
     uint16_t cost;       /* advertised cumulative cost (beacons only) */
+    uint8_t last_seqno;  /* low byte of the last seqno heard from id: gaps are small */
     uint8_t quality;     /* receive-success EWMA, 0..255 */
     uint8_t depth;       /* advertised hopcount, ROUTING_DEPTH_NONE if unrouted */
     uint8_t silent;      /* routing_tick() periods since last heard */
-    uint8_t is_child;    /* its last beacon named us as parent */
+    uint8_t flags;       /* ROUTING_NB_* */
+    uint8_t data_seq;    /* low byte of the seqno of the last packet it sent us (NB_DATA_SEEN) */
 } routing_neighbor;
+
+/* routing_neighbor.flags */
+#define ROUTING_NB_CHILD 0x01u     /* its last beacon (or result) named us as parent */
+#define ROUTING_NB_DATA_SEEN 0x02u /* data_seq holds something */
 
 typedef struct routing_stats { /* diagnostics, wrapping */
     uint16_t dup_drops;

@@ -406,6 +406,36 @@ static void test_dup_cycle_noroute(void)
     CHECK_EQ(rt->stats.no_route_drops, 1);
 }
 
+/*
+ * A neighbour's resend is known by its entry, however many other packets went
+ * through the ring meanwhile (a relay of a GROUP BY subtree takes dozens an
+ * epoch); once it sends elsewhere the entry forgets, so the 8-bit seqno may wrap.
+ */
+static void test_neighbour_resend_outlives_the_ring(void)
+{
+    static net nw;
+    routing *rt;
+    mhop_header child = {2, 2, 40, 2}, other = {9, 9, 0, 2};
+    tos_header elsewhere = {7, AM_DATA, TOS_DEFAULT_GROUP, 0};
+    int r, i;
+
+    net_init(&nw, 3);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 1, 2, 1);
+    for (r = 0; r < 4; r++)
+        net_round(&nw);
+    rt = &nw.rt[1];
+    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+    for (i = 0; i < (int)(2u * ROUTING_DUP_RING); i++) {
+        other.seqno = (int16_t)i;
+        CHECK_EQ(routing_should_forward(rt, &other), ROUTING_ACCEPT);
+    }
+    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_DROP_DUP);
+    child.seqno = 296; /* 40 + 256: the same low byte, a new packet */
+    routing_on_packet(rt, &elsewhere, &child, 0, 0);
+    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+}
+
 /* A full table keeps its parent and lets a potential parent displace a useless entry. */
 static void test_table_replacement(void)
 {
@@ -584,6 +614,7 @@ int main(void)
     test_link_estimate_from_gaps();
     test_fill_header();
     test_dup_cycle_noroute();
+    test_neighbour_resend_outlives_the_ring();
     test_table_replacement();
     test_duty_cycled_parent_judged_by_misses();
     test_no_loop_through_a_stale_descendant();
