@@ -21,7 +21,7 @@
     uint32_t queries_refused;    /* complete queries that could not run (state memory) */    \
     uint32_t group_overflows;    /* readings or records lost: no free group slot */          \
     uint32_t ctl_dropped;        /* control packets lost: control queue full */              \
-    uint32_t results_unacked;    /* results given up: the parent stayed silent */            \
+    uint32_t results_unacked;    /* results given up: parent silent, or left after a send */ \
     uint32_t results_unsent;     /* records given up: no queue room before the next epoch */ \
     uint32_t commands_executed;                                                              \
     uint32_t commands_unknown;   /* unknown names or bad parameters */                       \

@@ -283,12 +283,31 @@ static uint8_t take_next(mote_state *st)
     return 1;
 }
 
+/*
+ * A record sent to a parent the node has since left, without an ack: the ack may
+ * be what was lost, and the old parent may have merged it. Sent to the new parent
+ * too, it would count twice (a COUNT above the node count), so it is given up --
+ * soundness before yield. A tuple goes on: the gateway drops a duplicate tuple.
+ */
+static uint8_t record_sent_elsewhere(const mote_state *st)
+{
+    return st->held.tries > 0 && st->held.payload[QR_OFF_TYPE] == QR_AGG_RECORD &&
+           st->held.to != routing_parent(&st->rt);
+}
+
 /* Send `held`; a resend keeps the first send's seqno so a lost ack cannot duplicate it. */
 static void send_held(mote_state *st)
 {
     uint8_t pkt[TOS_MSG_MAX];
-    uint8_t n = build_result_packet(st, pkt, st->held.payload, QR_LEN, st->held.origin);
+    uint8_t n;
     mhop_header mh;
+    if (record_sent_elsewhere(st)) {
+        st->held.valid = 0;
+        st->stats.results_unacked++;
+        if (!take_next(st))
+            return;
+    }
+    n = build_result_packet(st, pkt, st->held.payload, QR_LEN, st->held.origin);
     mhop_header_unpack(&mh, pkt + TOS_HEADER_LEN);
     /* Tries count sends to the current parent: one the node just chose has refused
      * nothing yet (the last parent may have been busy, or gone). */
