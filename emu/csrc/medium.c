@@ -120,11 +120,12 @@ static double dbm_to_mw(double dbm)
     return pow(10.0, dbm / 10.0);
 }
 
-int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm)
+int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm,
+                     double lock_db, double cca_db)
 {
     uint32_t i, e, n_links = m->row[m->n];
     double *link_mw, *noise_mw, *cca_mw;
-    if (m->lossless)
+    if (m->lossless || !isfinite(lock_db) || !isfinite(cca_db) || lock_db < cca_db)
         return -1;
     for (e = 0; e < n_links; e++)
         if (!isfinite(rx_dbm[e]))
@@ -145,7 +146,7 @@ int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm)
         link_mw[e] = dbm_to_mw(rx_dbm[e]);
     for (i = 0; i < m->n; i++) {
         noise_mw[i] = dbm_to_mw(noise_dbm[i]);
-        cca_mw[i] = dbm_to_mw(noise_dbm[i] + MEDIUM_CCA_DB);
+        cca_mw[i] = dbm_to_mw(noise_dbm[i] + cca_db);
     }
     free(m->link_mw);
     free(m->noise_mw);
@@ -153,6 +154,7 @@ int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm)
     m->link_mw = link_mw;
     m->noise_mw = noise_mw;
     m->cca_mw = cca_mw;
+    m->lock_ratio = pow(10.0, lock_db / 10.0);
     m->sinr = 1;
     return 0;
 }
@@ -231,7 +233,7 @@ static void spread(emu_medium *m, uint32_t s, uint32_t tx_id, uint64_t now_us, u
 /* SINR model: the frame's power arrives at every node of the sender's row. */
 static void spread_sinr(emu_medium *m, uint32_t s, uint32_t tx_id, uint64_t end_us)
 {
-    const double lock_ratio = pow(10.0, MEDIUM_LOCK_DB / 10.0);
+    const double lock_ratio = m->lock_ratio;
     uint32_t e;
     for (e = m->row[s]; e < m->row[s + 1]; e++) {
         uint32_t r = m->dst[e];

@@ -39,7 +39,7 @@
  *     so rounding cannot pile up across busy periods.
  *     A node that is listening, not sending and not already locked locks onto
  *     a starting frame if the frame's SINR there (its power over the noise
- *     floor plus every other frame on air) is at least MEDIUM_LOCK_DB. While
+ *     floor plus every other frame on air) is at least the lock threshold. While
  *     locked it keeps the largest interference seen (the sum only grows at a
  *     frame's start, so checking then is enough). A later frame never takes a
  *     locked receiver over, however strong: the CC1000 stack does not look for
@@ -53,13 +53,13 @@
  *     An addressee that took a unicast acks it; the ack arrives with
  *     medium_prr(reverse link SNR, MEDIUM_ACK_BYTES), no interference.
  *     Carrier sense is by energy: the channel is busy at a node while a frame
- *     whose own power there is at least its noise floor + MEDIUM_CCA_DB is on
+ *     whose own power there is at least its noise floor + the CCA threshold is on
  *     air. busy_until (the latest end of such frames) never moves back, so
  *     the bulk play-out of busy polls above stays exact. A sum of frames each
  *     below the threshold is not sensed: when such a sum would stop being
  *     busy depends on frames yet to end, so it has no monotone busy_until.
- *     MEDIUM_LOCK_DB >= MEDIUM_CCA_DB, so a node locked on a frame always
- *     senses it and never starts sending in the middle of it.
+ *     The lock threshold is at least the CCA one, so a node locked on a frame
+ *     always senses it and never starts sending in the middle of it.
  *   - Lossless mode (tests): an ideal channel of unlimited capacity. Every
  *     listening neighbour receives every packet, nothing collides, nothing is
  *     lost, unicasts are always acknowledged, and senders skip carrier sense
@@ -81,9 +81,8 @@
 #define MEDIUM_MAX_BACKOFFS 32u
 #define MEDIUM_BCAST 0xFFFFu
 
-/* SINR model (see above and emu/README.md "Radio model" for the sources). */
-#define MEDIUM_LOCK_DB 4.0     /* SINR a frame needs at its start to be locked on */
-#define MEDIUM_CCA_DB 3.0      /* a frame this far above a node's noise floor is sensed */
+/* SINR model (see above and emu/README.md "Radio model" for the sources). The lock and
+ * carrier-sense thresholds are given to medium_set_power (Python: RadioParams). */
 #define MEDIUM_NOISE_BW_HZ 30000.0 /* CC1000 receiver noise bandwidth */
 #define MEDIUM_DATA_BPS 19200.0    /* data bits per second: 38.4 kbaud Manchester */
 #define MEDIUM_CHIPS_PER_BIT 2u    /* Manchester: two channel symbols per data bit */
@@ -136,6 +135,7 @@ typedef struct emu_medium {
     double *link_mw;   /* SINR: received power per link, parallel to dst */
     double *noise_mw;  /* SINR: noise floor per node */
     double *cca_mw;    /* SINR: carrier-sense threshold per node */
+    double lock_ratio; /* SINR: linear lock threshold */
     double decay_per_hour;
     uint32_t next_tx_id;
     medium_rx *rx;
@@ -157,9 +157,11 @@ void medium_free(emu_medium *m);
 int medium_set_links(emu_medium *m, const uint32_t *row, const uint32_t *dst, const float *prob);
 int medium_set_link_prob(emu_medium *m, uint32_t src, uint32_t dst, float prob);
 /* Switches to the SINR model: rx_dbm per link (parallel to the current dst), noise_dbm
- * per node. 0 on success; -1 in lossless mode or for non-finite figures. Call at setup,
- * after medium_set_links (which switches back to the probability model). */
-int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm);
+ * per node; a frame is locked on at SINR >= lock_db and sensed at noise + cca_db. 0 on
+ * success; -1 in lossless mode, for non-finite figures or lock_db < cca_db. Call at
+ * setup, after medium_set_links (which switches back to the probability model). */
+int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm,
+                     double lock_db, double cca_db);
 /* SINR model: one existing link's received power and reported probability. */
 int medium_set_link_power(emu_medium *m, uint32_t src, uint32_t dst, float rx_dbm, float prob);
 /* Probability that `decoded_bytes` bytes of non-coherent FSK, Manchester coded, all

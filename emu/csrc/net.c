@@ -148,9 +148,10 @@ int emu_net_set_link_prob(emu_net *net, uint32_t src, uint32_t dst, float prob)
     return medium_set_link_prob(&net->medium, src, dst, prob);
 }
 
-int emu_net_set_link_powers(emu_net *net, const float *rx_dbm, const float *noise_dbm)
+int emu_net_set_link_powers(emu_net *net, const float *rx_dbm, const float *noise_dbm,
+                            double lock_db, double cca_db)
 {
-    return medium_set_power(&net->medium, rx_dbm, noise_dbm);
+    return medium_set_power(&net->medium, rx_dbm, noise_dbm, lock_db, cca_db);
 }
 
 int emu_net_set_link_power(emu_net *net, uint32_t src, uint32_t dst, float rx_dbm, float prob)

@@ -373,6 +373,8 @@ static void test_same_seed_same_run(void)
 /* SINR model: the links are the finite entries of dbm[src][dst]; noise -105 dBm everywhere. */
 #define NO_LINK (-1000.0f)
 #define NOISE_DBM (-105.0f)
+#define LOCK_DB 6.0 /* RadioParams defaults */
+#define CCA_DB 3.0
 
 static void power_links(emu_net *net, uint32_t n, float dbm[][4])
 {
@@ -391,7 +393,7 @@ static void power_links(emu_net *net, uint32_t n, float dbm[][4])
     }
     row[n] = e;
     CHECK(emu_net_set_links(net, row, dst, prob) == 0);
-    CHECK(emu_net_set_link_powers(net, rx, noise) == 0);
+    CHECK(emu_net_set_link_powers(net, rx, noise, LOCK_DB, CCA_DB) == 0);
 }
 
 /* 0 and 2 cannot hear each other; 2 sends into 0's long frame at node 1 (frames of
@@ -588,7 +590,7 @@ static void test_sinr_rejected_in_lossless_mode(void)
     float prob[2] = {1.0f, 1.0f}, rx[2] = {-70.0f, -70.0f}, noise[2] = {-105.0f, -105.0f};
     emu_net *net = make(2, 1, 1);
     CHECK(emu_net_set_links(net, row, dst, prob) == 0);
-    CHECK(emu_net_set_link_powers(net, rx, noise) == -1);
+    CHECK(emu_net_set_link_powers(net, rx, noise, LOCK_DB, CCA_DB) == -1);
     emu_net_free(net);
 }
 
