@@ -584,13 +584,19 @@ static void test_sinr_dying_sender_leaves_the_air(void)
     emu_net_free(net);
 }
 
-static void test_sinr_rejected_in_lossless_mode(void)
+static void test_sinr_rejected_in_lossless_mode_or_with_thresholds_inverted(void)
 {
     uint32_t row[3] = {0, 1, 2}, dst[2] = {1, 0};
     float prob[2] = {1.0f, 1.0f}, rx[2] = {-70.0f, -70.0f}, noise[2] = {-105.0f, -105.0f};
     emu_net *net = make(2, 1, 1);
     CHECK(emu_net_set_links(net, row, dst, prob) == 0);
     CHECK(emu_net_set_link_powers(net, rx, noise, LOCK_DB, CCA_DB) == -1);
+    emu_net_free(net);
+    net = make(2, 0, 1);
+    CHECK(emu_net_set_links(net, row, dst, prob) == 0);
+    /* a receiver could then be locked on a frame it does not sense, and send into it */
+    CHECK(emu_net_set_link_powers(net, rx, noise, CCA_DB - 1.0, CCA_DB) == -1);
+    CHECK(emu_net_set_link_powers(net, rx, noise, LOCK_DB, CCA_DB) == 0);
     emu_net_free(net);
 }
 
@@ -619,7 +625,7 @@ int main(void)
     test_sinr_ack_follows_the_reverse_link();
     test_sinr_interference_sum_resets_to_zero();
     test_sinr_dying_sender_leaves_the_air();
-    test_sinr_rejected_in_lossless_mode();
+    test_sinr_rejected_in_lossless_mode_or_with_thresholds_inverted();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     return failures != 0;
