@@ -15,6 +15,7 @@ keeps this script from rotting) and writes only where ``--out`` says.
 
     python bench/emulator.py            # full run, writes bench/results/emulator.json
     python bench/emulator.py --quick --out /tmp/emu.json
+    python bench/emulator.py --link-model logistic --case max_1000   # one case, one model
 """
 
 from __future__ import annotations
@@ -86,12 +87,15 @@ def start_query(net, case: Case) -> tuple[int, int]:
     return case.max_warmup_epochs, most
 
 
-def run_case(case: Case) -> dict[str, float]:
+def run_case(case: Case, link_model: str) -> dict[str, float]:
     """Runs in the child process."""
     from emu.network import NO_DEPTH, Network, NetworkConfig
 
     t_setup = time.perf_counter()
-    net = Network(NetworkConfig(nodes=case.nodes, topology="grid", platform="mica2", seed=1))
+    config = NetworkConfig(
+        nodes=case.nodes, topology="grid", platform="mica2", seed=1, link_model=link_model
+    )
+    net = Network(config)
     warmup_epochs, sampling_nodes = start_query(net, case)
     net.uart_read()
     setup_s = time.perf_counter() - t_setup
@@ -137,8 +141,9 @@ def run_case(case: Case) -> dict[str, float]:
     }
 
 
-def in_child(name: str, quick: bool) -> dict[str, float]:
-    cmd = [sys.executable, __file__, "--case", name] + (["--quick"] if quick else [])
+def in_child(name: str, quick: bool, link_model: str) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--child", "--case", name, "--link-model", link_model]
+    cmd += ["--quick"] if quick else []
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -158,14 +163,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
-    parser.add_argument("--case", choices=sorted(FULL), help=argparse.SUPPRESS)
+    parser.add_argument("--case", choices=sorted(FULL), help="run only this case")
+    parser.add_argument(
+        "--link-model", default="sinr", help="radio model (NetworkConfig.link_model)"
+    )
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     cases = QUICK if args.quick else FULL
-    if args.case:  # child process
-        print(json.dumps(run_case(cases[args.case])))
+    if args.child:
+        print(json.dumps(run_case(cases[args.case], args.link_model)))
+        return
+    if args.case:
+        print(json.dumps(in_child(args.case, args.quick, args.link_model), indent=2))
         return
 
-    runs = {name: in_child(name, args.quick) for name in cases}
+    runs = {name: in_child(name, args.quick, args.link_model) for name in cases}
     big = runs["max_10000"]
     scale = (3600 / big["epochs"]) if args.quick else 1.0
     result = {
@@ -176,6 +188,7 @@ def main() -> None:
         "receptions_per_s_max_1000": runs["max_1000"]["receptions_per_s"],
         "receptions_per_s_select_1000": runs["select_1000"]["receptions_per_s"],
         "quick": args.quick,
+        "link_model": args.link_model,
         "runs": runs,
         "machine": machine(),
     }

@@ -23,7 +23,7 @@ sources are C (``emu/csrc``); Python configures and observes. Public API::
     net.mote_id(i), net.node_index(id)  # node i is mote i, but no mote is 126 (TOS_UART_ADDR):
                                      #  nodes 126.. are motes 127.. (results carry mote ids)
     net.kill(node, at_ms=None)       # at a virtual time (None: now); revive() reboots
-    net.set_link(src, dst, prob)     # change a link while running
+    net.set_link(src, dst, prob)     # change a link while running (sinr model: its power)
     net.set_sensor("temp", RandomWalk(), nodes=range(1, 10))
 
     bridge = serve(net, pty=True, sf_port=0, realtime=True)   # background driver thread

@@ -173,11 +173,12 @@ def _run_experiment(
 @click.option("--nodes", type=click.IntRange(1, 65534), default=100, show_default=True)
 @click.option(
     "--topology",
-    type=click.Choice(["grid", "random", "intel", "file"]),
+    type=click.Choice(["grid", "random", "intel-lab", "intel", "file"]),
     default="grid",
     show_default=True,
     help="Node layout: a grid, random positions, the 54-mote Intel Berkeley lab "
-    "(node 0 at its centroid), or a --positions file.",
+    "(intel-lab, alias intel: node i is mote i, node 0 the basestation at the centroid), "
+    "or a --positions file.",
 )
 @click.option("--platform", type=click.Choice(["mica", "mica2", "mica2dot"]), default="mica2")
 @click.option("--seed", type=int, default=1, show_default=True)
@@ -217,13 +218,20 @@ def _run_experiment(
     help="Radio range, metres (default 1.5 x spacing).",
 )
 @click.option(
-    "--link-model", type=click.Choice(["logistic", "disc"]), default="logistic", show_default=True
+    "--link-model",
+    type=click.Choice(["sinr", "logistic", "disc"]),
+    default="sinr",
+    show_default=True,
+    help="sinr: path loss, shadowing and hardware variance give each link a power; "
+    "receptions by SINR with capture, energy carrier sense (emu/README.md, Radio model). "
+    "logistic/disc: a reception probability by distance (--range), any overlap collides.",
 )
 @click.option(
     "--link-table",
     type=click.Path(exists=True, dir_okay=False),
     default=None,
-    help="CSV src,dst,prob replacing the link model.",
+    help="Links from a file instead of the model: CSV src,dst,prob; TOSSIM 1.x lossy.nss "
+    "(src:dst:bit_error); or TOSSIM 2 gain/noise lines (feeds the sinr reception).",
 )
 @click.option("--lossless", is_flag=True, help="Ideal radio: no loss, no collisions.")
 @click.option(

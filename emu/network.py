@@ -15,12 +15,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from emu import topology
+from emu import linktables, reception, topology
 from emu._motesim import ffi, lib
+from emu.propagation import RadioParams
 from emu.sources import Source, default_sources
 
 PLATFORMS = {"mica": lib.EMU_MICA, "mica2": lib.EMU_MICA2, "mica2dot": lib.EMU_MICA2DOT}
-TOPOLOGIES = ("grid", "random", "intel", "file")
+TOPOLOGIES = ("grid", "random", "intel-lab", "intel", "file")  # intel: alias of intel-lab
+LINK_MODELS = ("sinr", *topology.LINK_MODELS)
 PHASES = {
     "sleep": lib.EMU_PH_SLEEP,
     "cpu": lib.EMU_PH_CPU,
@@ -61,6 +63,7 @@ NO_PARENT = 0xFFFF  # routing(): the node has no route
 NO_DEPTH = 0xFF
 UART_ADDR = 0x007E  # routing(): the root's parent is its serial port
 _UART_CHUNK = 65536
+_MAX_SET_PROB = 1.0 - 1e-9  # set_link(p=1) in the SINR model: a finite, near-certain power
 
 
 class ConfigError(ValueError):
@@ -71,9 +74,14 @@ class ConfigError(ValueError):
 class NetworkConfig:
     """What to emulate. Distances are in metres, times in milliseconds of virtual time.
 
-    ``radio_range`` defaults to 1.5 x ``spacing`` (a grid node then hears its 8 nearest
-    neighbours). ``sensors`` maps attribute names (firmware catalog) to sources; attributes
-    not named keep the defaults of :func:`emu.sources.default_sources`.
+    ``link_model``: ``sinr`` (received powers from ``radio``, emu/propagation.py, and the
+    C medium's SINR reception, capture and energy carrier sense) or a distance model,
+    ``logistic`` or ``disc`` (emu/topology.py), whose ``radio_range`` defaults to 1.5 x
+    ``spacing`` (a grid node then hears its 8 nearest neighbours) and whose links below
+    ``min_link_prob`` are left out. ``lossless`` always uses ``disc``. A ``link_table`` file
+    (emu/linktables.py) replaces the model. ``sensors`` maps attribute names (firmware
+    catalog) to sources; attributes not named keep the defaults of
+    :func:`emu.sources.default_sources`.
     """
 
     nodes: int = 25
@@ -83,7 +91,8 @@ class NetworkConfig:
     lossless: bool = False
     spacing: float = 10.0
     radio_range: float | None = None
-    link_model: str = "logistic"
+    link_model: str = "sinr"
+    radio: RadioParams = field(default_factory=RadioParams)
     min_link_prob: float = 0.1
     asymmetry: float = 0.0
     positions_file: str | Path | None = None
@@ -101,8 +110,8 @@ class NetworkConfig:
             return topology.grid_positions(self.nodes, self.spacing)
         if self.topology == "random":
             return topology.random_positions(self.nodes, self.spacing, self.seed)
-        if self.topology == "intel":
-            return topology.file_positions(topology.INTEL_LAB, self.root_position)
+        if self.topology in ("intel-lab", "intel"):
+            return topology.intel_lab_positions(self.root_position)
         if self.topology == "file":
             if self.positions_file is None:
                 raise ConfigError("topology 'file' needs positions_file")
@@ -110,13 +119,20 @@ class NetworkConfig:
         raise ConfigError(f"unknown topology {self.topology!r}; choose one of {TOPOLOGIES}")
 
     def node_count(self) -> int:
-        return len(self.positions()) if self.topology in ("file", "intel") else self.nodes
+        fixed = ("file", "intel-lab", "intel")
+        return len(self.positions()) if self.topology in fixed else self.nodes
 
     def links(self, positions: np.ndarray) -> topology.Links:
         if self.link_table is not None:
-            return topology.links_from_csv(self.link_table, len(positions))
+            return linktables.load(self.link_table, len(positions), self.radio)
+        if self.link_model not in LINK_MODELS:
+            raise ConfigError(
+                f"unknown link model {self.link_model!r}; choose one of {', '.join(LINK_MODELS)}"
+            )
+        if self.link_model == "sinr" and not self.lossless:
+            return topology.sinr_links(positions, self.radio, self.seed)
         reach = self.radio_range if self.radio_range is not None else 1.5 * self.spacing
-        model = "disc" if self.lossless else self.link_model
+        model = "disc" if self.lossless or self.link_model == "sinr" else self.link_model
         return topology.links_from_positions(
             positions,
             model,
@@ -215,6 +231,21 @@ class Network:
         )
         if ok != 0:
             raise ConfigError("invalid link table")
+        if lk.rx_dbm is not None and lk.noise_dbm is not None and not self.config.lossless:
+            ok = lib.emu_net_set_link_powers(
+                self._net,
+                ffi.from_buffer("float[]", lk.rx_dbm),
+                ffi.from_buffer("float[]", lk.noise_dbm),
+                self.config.radio.lock_db,
+                self.config.radio.cca_db,
+            )
+            if ok != 0:
+                raise ConfigError("invalid link powers")
+
+    @property
+    def sinr(self) -> bool:
+        """True if the medium decides receptions by SINR (link powers installed)."""
+        return self.links.rx_dbm is not None and not self.config.lossless
 
     def _install_sensors(self) -> None:
         sources = {**default_sources(), **dict(self.config.sensors)}
@@ -239,9 +270,22 @@ class Network:
             lib.emu_net_assign_source(self._net, aid, sid, span.start, span.stop)
 
     def set_link(self, src: int, dst: int, prob: float) -> None:
-        """Change an existing link's reception probability (degradation, repair)."""
+        """Change an existing link's reception probability (degradation, repair).
+
+        In the SINR model the link's received power is set to what gives a typical frame
+        that probability on a quiet channel (0: no power at all), so it also interferes
+        accordingly."""
         with self._lock:
-            if lib.emu_net_set_link_prob(self._net, src, dst, prob) != 0:
+            if not self.sinr:
+                ok = lib.emu_net_set_link_prob(self._net, src, dst, prob)
+            elif not 0.0 <= prob <= 1.0 or not 0 <= dst < self.n:
+                ok = -1
+            else:
+                assert self.links.noise_dbm is not None
+                snr = float(reception.snr_for_prr(min(prob, _MAX_SET_PROB)))
+                dbm = float(self.links.noise_dbm[dst]) + snr
+                ok = lib.emu_net_set_link_power(self._net, src, dst, dbm, prob)
+            if ok != 0:
                 raise ConfigError(f"no link {src}->{dst} (or bad probability {prob})")
 
     def kill(self, node: int, at_ms: float | None = None) -> None:

@@ -7,9 +7,13 @@ Link models give the reception probability of a directed link from distance:
   ``radio_range``, ~96 % at two thirds of it, with an ``asymmetry`` option that scales each
   direction by its own random factor in ``[1 - asymmetry, 1]`` (real radios are not symmetric).
 
-Links below ``min_prob`` are left out. An explicit CSV table (``src,dst,prob`` per line,
-header optional) replaces the model entirely. The result is CSR: the out-links of node ``s``
-are ``dst[row[s]:row[s + 1]]`` with ``prob[...]``, the layout the C medium walks per packet.
+Links below ``min_prob`` are left out. The ``sinr`` model instead gives every link a
+received power (``emu/propagation.py``) and every node a noise floor; its ``prob`` is the
+reception probability of a typical frame without interference (``emu/reception.py``), for
+reports, while the C medium decides each reception from the powers. An explicit link table
+(``emu/linktables.py``) replaces the model entirely. The result is CSR: the out-links of
+node ``s`` are ``dst[row[s]:row[s + 1]]`` with ``prob[...]`` (and ``rx_dbm[...]``), the layout
+the C medium walks per packet.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-LINK_MODELS = ("disc", "logistic")
+from emu import propagation, reception
+
+LINK_MODELS = ("disc", "logistic")  # by distance alone; "sinr" is by power
 _BLOCK = 256  # nodes per sweep block
 
 
@@ -29,6 +35,8 @@ class Links:
     row: np.ndarray  # uint32, n + 1
     dst: np.ndarray  # uint32
     prob: np.ndarray  # float32
+    rx_dbm: np.ndarray | None = None  # float32 per link: the SINR model's received power
+    noise_dbm: np.ndarray | None = None  # float32 per node: the SINR model's noise floor
 
     @property
     def n_nodes(self) -> int:
@@ -58,16 +66,12 @@ def random_positions(n: int, spacing: float, seed: int) -> np.ndarray:
 
 
 #: The 54 motes of the Intel Berkeley lab deployment (2004), metres; the layout the
-#: TinyDB paper's deployment ran on (``--topology intel``).
+#: TinyDB paper's deployment ran on (``--topology intel-lab``, alias ``intel``).
 INTEL_LAB = Path(__file__).resolve().parent / "data" / "intel-lab-mote-locs.txt"
 
 
-def file_positions(path: str | Path, root_position: tuple[float, float] | None) -> np.ndarray:
-    """A ``moteid x y`` file (one header line, e.g. the Intel lab layout).
-
-    Motes are numbered 1..M in increasing id order; node 0 is the basestation, added at
-    ``root_position`` (default: the centroid of the motes).
-    """
+def read_motes(path: str | Path) -> list[tuple[int, float, float]]:
+    """The ``(moteid, x, y)`` records of a ``moteid x y`` file (one header line), by id."""
     lines = Path(path).read_text().splitlines()
     records = []
     for lineno, line in enumerate(lines[1:], start=2):
@@ -79,10 +83,32 @@ def file_positions(path: str | Path, root_position: tuple[float, float] | None) 
         records.append((int(parts[0]), float(parts[1]), float(parts[2])))
     if not records:
         raise ValueError(f"{path}: no motes")
-    records.sort()
+    return sorted(records)
+
+
+def file_positions(path: str | Path, root_position: tuple[float, float] | None) -> np.ndarray:
+    """A ``moteid x y`` file (one header line, e.g. the Intel lab layout).
+
+    Motes are numbered 1..M in increasing id order; node 0 is the basestation, added at
+    ``root_position`` (default: the centroid of the motes).
+    """
+    records = read_motes(path)
     motes = np.array([(x, y) for _, x, y in records], dtype=np.float64)
     root = np.array(root_position if root_position is not None else motes.mean(axis=0))
     return np.vstack([root[None, :], motes])
+
+
+def intel_lab_positions(root_position: tuple[float, float] | None) -> np.ndarray:
+    """The Intel lab layout with node ``i`` at mote ``i``'s place (node 0: basestation).
+
+    :func:`file_positions` numbers motes by rank; the packaged file lists ids 1..54 with
+    no gap, so rank and id agree: checked here, so that a changed file cannot silently
+    renumber the motes (node indices are mote ids below 126, emu/csrc/moteid.h).
+    """
+    ids = [mote for mote, _, _ in read_motes(INTEL_LAB)]
+    if ids != list(range(1, len(ids) + 1)):
+        raise ValueError(f"{INTEL_LAB}: mote ids are not 1..{len(ids)}; node i would not be mote i")
+    return file_positions(INTEL_LAB, root_position)
 
 
 def link_probability(dist: np.ndarray, model: str, radio_range: float) -> np.ndarray:
@@ -140,7 +166,23 @@ def links_from_positions(
         rows.append(block[i])
         dsts.append(cand[j])
         probs.append(prob[i, j])
-    return _csr(n, np.concatenate(rows), np.concatenate(dsts), np.concatenate(probs))
+    return to_csr(n, np.concatenate(rows), np.concatenate(dsts), np.concatenate(probs))
+
+
+def sinr_links(pos: np.ndarray, params: propagation.RadioParams, seed: int) -> Links:
+    """The ``sinr`` model's links: powers from :func:`emu.propagation.link_powers`."""
+    powers = propagation.link_powers(pos, params, seed)
+    return links_from_powers(len(pos), powers.src, powers.dst, powers.rx_dbm, powers.noise_dbm)
+
+
+def links_from_powers(
+    n: int, src: np.ndarray, dst: np.ndarray, rx_dbm: np.ndarray, noise_dbm: np.ndarray
+) -> Links:
+    """CSR links carrying powers; ``prob`` is a typical frame's PRR without interference."""
+    snr = rx_dbm.astype(np.float64) - noise_dbm[dst]
+    prob = reception.prr(snr).astype(np.float32)
+    links = to_csr(n, src, dst, prob, rx_dbm.astype(np.float32))
+    return Links(links.row, links.dst, links.prob, links.rx_dbm, noise_dbm.astype(np.float32))
 
 
 def links_from_csv(path: str | Path, n: int) -> Links:
@@ -161,10 +203,12 @@ def links_from_csv(path: str | Path, n: int) -> Links:
         src.append(s)
         dst.append(d)
         prob.append(p)
-    return _csr(n, np.array(src, np.int64), np.array(dst, np.int64), np.array(prob, np.float32))
+    return to_csr(n, np.array(src, np.int64), np.array(dst, np.int64), np.array(prob, np.float32))
 
 
-def _csr(n: int, src: np.ndarray, dst: np.ndarray, prob: np.ndarray) -> Links:
+def to_csr(
+    n: int, src: np.ndarray, dst: np.ndarray, prob: np.ndarray, rx_dbm: np.ndarray | None = None
+) -> Links:
     order = np.lexsort((dst, src))
     src, dst, prob = src[order], dst[order], prob[order]
     row = np.zeros(n + 1, dtype=np.uint32)
@@ -173,4 +217,5 @@ def _csr(n: int, src: np.ndarray, dst: np.ndarray, prob: np.ndarray) -> Links:
         row=row,
         dst=np.ascontiguousarray(dst, dtype=np.uint32),
         prob=np.ascontiguousarray(prob, dtype=np.float32),
+        rx_dbm=None if rx_dbm is None else np.ascontiguousarray(rx_dbm[order], dtype=np.float32),
     )

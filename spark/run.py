@@ -57,10 +57,15 @@ class GatewayProgress:
         pass
 
 
-def _start_network(nodes: int, topology: str, platform: str, seed: int) -> SerialBridge:
+def _start_network(
+    nodes: int, topology: str, platform: str, seed: int, link_model: str
+) -> SerialBridge:
     from emu import Network, NetworkConfig, serve
 
-    net = Network(NetworkConfig(nodes=nodes, topology=topology, platform=platform, seed=seed))
+    config = NetworkConfig(
+        nodes=nodes, topology=topology, platform=platform, seed=seed, link_model=link_model
+    )
+    net = Network(config)
     net.run_for(TREE_FORMATION_MS)
     return serve(net, pty=True, realtime=True)
 
@@ -119,6 +124,13 @@ def _show_batch(console: Console, batch: BatchProgress) -> None:
     show_default=True,
 )
 @click.option("--seed", type=int, default=1, show_default=True)
+@click.option(
+    "--link-model",
+    type=click.Choice(["sinr", "logistic", "disc"]),
+    default="sinr",
+    show_default=True,
+    help="Radio model of the emulated network (see `mote emulate --help`).",
+)
 @click.option("--query", "sql", default=DEFAULT_QUERY, show_default=True, help="TinySQL.")
 @click.option(
     "--duration", type=float, default=60.0, show_default=True, help="Seconds the query runs."
@@ -136,6 +148,7 @@ def run_cmd(
     topology: str,
     platform: str,
     seed: int,
+    link_model: str,
     sql: str,
     duration: float,
     out: Path,
@@ -171,7 +184,7 @@ def run_cmd(
         spark = build_session(master)
     console.print(f"Spark {spark.version} on {master}")
     with console.status(f"forming the routing tree of {nodes} {platform} nodes"):
-        bridge = _start_network(nodes, topology, platform, seed)
+        bridge = _start_network(nodes, topology, platform, seed, link_model)
     console.print(f"emulated {nodes}-node {topology} ({platform}) serving {bridge.pty_path}")
 
     gateway = GatewayProgress()

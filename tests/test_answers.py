@@ -126,11 +126,18 @@ def test_a_10000_node_grid_routes_every_node() -> None:
     assert int(depth.max()) == 99  # the grid's diagonal: 8-neighbour hops from the corner
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_on_the_default_radio_a_stop_reaches_every_node_and_answers_stay_sound(
-    seed: int,
+# min_count: the COUNT after the stop must run (it counted 1 of 25 before the stop fixes).
+# Measured per epoch: logistic 6-18 (seed 1) and 9-13 (seed 2); sinr, the default since,
+# 3-7 and 2-7: its wider carrier sense and receivers held by far frames leave a 1 s
+# COUNT on this grid less of the channel (docs/radio.md).
+@pytest.mark.parametrize(
+    ("link_model", "seed", "min_count"),
+    [("sinr", 1, 2), ("sinr", 2, 2), ("logistic", 1, 3), ("logistic", 2, 3)],
+)
+def test_on_the_lossy_radio_a_stop_reaches_every_node_and_answers_stay_sound(
+    link_model: str, seed: int, min_count: int
 ) -> None:
-    with Network(NetworkConfig(nodes=25, seed=seed)) as net:
+    with Network(NetworkConfig(nodes=25, seed=seed, link_model=link_model)) as net:
         first = run_experiment(net, [QueryRun(SELECT, stop_after=4)], epochs=4)
         second = run_experiment(net, [QueryRun(COUNT)], epochs=6)
     (tuples,) = report_of(first).queries.values()
@@ -139,4 +146,4 @@ def test_on_the_default_radio_a_stop_reaches_every_node_and_answers_stay_sound(
     query = aggregate(report_of(second))
     assert not any(query.invariant_violations.values())
     assert query.count_over_epochs == 0
-    assert min(counts(second)) >= 3  # the query runs after the stop (was 1 of 25)
+    assert min(counts(second)) >= min_count  # the query runs after the stop

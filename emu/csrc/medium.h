@@ -6,6 +6,10 @@
  *     of node s are dst[row[s] .. row[s+1]) with a base reception probability
  *     each. All receivers of a packet come from the SENDER's row, so a
  *     transmission costs O(out-degree), independent of network size.
+ *   - Two reception models share that table. The probability model (the
+ *     default of medium_set_links) is described first; the SINR model
+ *     (medium_set_power) replaces its collision, loss, ack and carrier-sense
+ *     rules, and is described after it.
  *   - Every node has a receiver state: until when it hears energy on the
  *     channel, which transmission it is locked on, and whether that reception
  *     was corrupted. A transmission that starts while a receiver already hears
@@ -27,6 +31,35 @@
  *     An addressee whose node refuses the packet (on_rx returns 0: no room for
  *     what it would have to forward) still heard it, but the sender gets no
  *     ack and keeps it.
+ *   - SINR model: each link also has a received power and each node a noise
+ *     floor (both fixed by Python, emu/propagation.py). Powers add in mW:
+ *     every node keeps the summed power of the frames on air at it (added at
+ *     a frame's start, subtracted at its end, over the sender's row) and how
+ *     many they are; when that count drops to 0 the sum is reset to exactly 0,
+ *     so rounding cannot pile up across busy periods.
+ *     A node that is listening, not sending and not already locked locks onto
+ *     a starting frame if the frame's SINR there (its power over the noise
+ *     floor plus every other frame on air) is at least the lock threshold. While
+ *     locked it keeps the largest interference seen (the sum only grows at a
+ *     frame's start, so checking then is enough). A later frame never takes a
+ *     locked receiver over, however strong: the CC1000 stack does not look for
+ *     a new sync word in the middle of a frame. At the frame's end it is
+ *     received with probability medium_prr(worst SINR, its decoded bytes)
+ *     times the decay factor, so a frame much stronger than its interferers
+ *     survives them (capture) and equal frames destroy each other. A failed
+ *     frame counts as collided if another frame overlapped it, else as lost;
+ *     a frame that would have been locked on a quiet channel but was not
+ *     (interference, or the node was locked on another) counts as collided.
+ *     An addressee that took a unicast acks it; the ack arrives with
+ *     medium_prr(reverse link SNR, MEDIUM_ACK_BYTES), no interference.
+ *     Carrier sense is by energy: the channel is busy at a node while a frame
+ *     whose own power there is at least its noise floor + the CCA threshold is on
+ *     air. busy_until (the latest end of such frames) never moves back, so
+ *     the bulk play-out of busy polls above stays exact. A sum of frames each
+ *     below the threshold is not sensed: when such a sum would stop being
+ *     busy depends on frames yet to end, so it has no monotone busy_until.
+ *     The lock threshold is at least the CCA one, so a node locked on a frame
+ *     always senses it and never starts sending in the middle of it.
  *   - Lossless mode (tests): an ideal channel of unlimited capacity. Every
  *     listening neighbour receives every packet, nothing collides, nothing is
  *     lost, unicasts are always acknowledged, and senders skip carrier sense
@@ -48,6 +81,16 @@
 #define MEDIUM_MAX_BACKOFFS 32u
 #define MEDIUM_BCAST 0xFFFFu
 
+/* SINR model (see above and emu/README.md "Radio model" for the sources). The lock and
+ * carrier-sense thresholds are given to medium_set_power (Python: RadioParams). */
+#define MEDIUM_NOISE_BW_HZ 30000.0 /* CC1000 receiver noise bandwidth */
+#define MEDIUM_DATA_BPS 19200.0    /* data bits per second: 38.4 kbaud Manchester */
+#define MEDIUM_CHIPS_PER_BIT 2u    /* Manchester: two channel symbols per data bit */
+/* Decoded around each TOS_Msg: the 2-byte sync word before it and the 2-byte CRC after;
+ * errors in the preamble only shorten bit synchronisation, so it is not counted. */
+#define MEDIUM_DECODED_EXTRA 4u
+#define MEDIUM_ACK_BYTES 4u /* an ack: sync word + 2-byte ack code */
+
 
 /* Returns 0 if the node refuses the packet: a unicast to it then goes unacknowledged. */
 typedef uint8_t (*medium_rx_fn)(void *owner, uint32_t node, const uint8_t *msg, uint8_t len);
@@ -60,6 +103,14 @@ typedef struct medium_rx {
     uint8_t corrupt;
     uint8_t listening;
     uint8_t transmitting;
+    /* SINR model only */
+    uint8_t locked;      /* receiving locked_tx, whose power here is lock_mw */
+    uint8_t interfered;  /* another frame was on air here during the locked one */
+    uint32_t on_air;     /* frames on air whose power reaches this node */
+    uint64_t busy_until; /* carrier sense: latest end of a frame sensed here */
+    double energy_mw;    /* summed power of the frames on air here */
+    double lock_mw;
+    double worst_mw;     /* largest interference while locked */
 } medium_rx;
 
 typedef struct medium_tx {
@@ -80,6 +131,11 @@ typedef struct emu_medium {
     uint32_t *row;      /* n + 1 */
     uint32_t *dst;
     float *prob;
+    int sinr;          /* 1: SINR model (medium_set_power) */
+    double *link_mw;   /* SINR: received power per link, parallel to dst */
+    double *noise_mw;  /* SINR: noise floor per node */
+    double *cca_mw;    /* SINR: carrier-sense threshold per node */
+    double lock_ratio; /* SINR: linear lock threshold */
     double decay_per_hour;
     uint32_t next_tx_id;
     medium_rx *rx;
@@ -100,6 +156,17 @@ void medium_free(emu_medium *m);
 /* Replaces the link table (copied). row has n + 1 entries. 0 on success. */
 int medium_set_links(emu_medium *m, const uint32_t *row, const uint32_t *dst, const float *prob);
 int medium_set_link_prob(emu_medium *m, uint32_t src, uint32_t dst, float prob);
+/* Switches to the SINR model: rx_dbm per link (parallel to the current dst), noise_dbm
+ * per node; a frame is locked on at SINR >= lock_db and sensed at noise + cca_db. 0 on
+ * success; -1 in lossless mode, for non-finite figures or lock_db < cca_db. Call at
+ * setup, after medium_set_links (which switches back to the probability model). */
+int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm,
+                     double lock_db, double cca_db);
+/* SINR model: one existing link's received power and reported probability. */
+int medium_set_link_power(emu_medium *m, uint32_t src, uint32_t dst, float rx_dbm, float prob);
+/* Probability that `decoded_bytes` bytes of non-coherent FSK, Manchester coded, all
+ * arrive intact at linear SINR `sinr`. */
+double medium_prr(double sinr, uint32_t decoded_bytes);
 
 /* Queues `msg` at `node`; 0 if the node already has a send in progress. */
 int medium_send(emu_medium *m, uint32_t node, uint64_t now_us, const uint8_t *msg, uint8_t len);

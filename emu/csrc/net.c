@@ -1,6 +1,7 @@
 /*
  * net.c - building an emulated network and running its event loop.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,22 @@ int emu_net_set_links(emu_net *net, const uint32_t *row, const uint32_t *dst, co
 int emu_net_set_link_prob(emu_net *net, uint32_t src, uint32_t dst, float prob)
 {
     return medium_set_link_prob(&net->medium, src, dst, prob);
+}
+
+int emu_net_set_link_powers(emu_net *net, const float *rx_dbm, const float *noise_dbm,
+                            double lock_db, double cca_db)
+{
+    return medium_set_power(&net->medium, rx_dbm, noise_dbm, lock_db, cca_db);
+}
+
+int emu_net_set_link_power(emu_net *net, uint32_t src, uint32_t dst, float rx_dbm, float prob)
+{
+    return medium_set_link_power(&net->medium, src, dst, rx_dbm, prob);
+}
+
+double emu_radio_prr(double snr_db, uint32_t tos_len)
+{
+    return medium_prr(pow(10.0, snr_db / 10.0), tos_len + MEDIUM_DECODED_EXTRA);
 }
 
 void emu_net_set_link_decay(emu_net *net, double per_hour)

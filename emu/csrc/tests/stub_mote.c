@@ -29,17 +29,18 @@ void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
 
 void mote_on_alarm(mote_state *st)
 {
-    uint8_t msg[5 + 4] = {0};
+    uint8_t msg[5 + 49] = {0};
     uint16_t dest = plan_of(st->id)->dest;
+    uint8_t data_len = plan_of(st->id)->data_len ? plan_of(st->id)->data_len : 4u;
     st->alarms++;
     msg[0] = (uint8_t)(dest & 0xFF);
     msg[1] = (uint8_t)(dest >> 8);
     msg[2] = 240;
     msg[3] = 0x7d;
-    msg[4] = 4;
+    msg[4] = data_len;
     msg[5] = (uint8_t)(st->id & 0xFF);
     msg[6] = (uint8_t)(st->id >> 8);
-    st->hal->radio_send(st->hal->ctx, msg, sizeof msg);
+    st->hal->radio_send(st->hal->ctx, msg, (uint8_t)(5u + data_len));
 }
 
 uint8_t mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len)

@@ -4,7 +4,8 @@
  *
  * Each stub node follows stub_plan[id]: once its alarm fires at `send_at_ms`
  * it sends one packet to `dest`; it records what it receives and how its
- * send completed. With `sleep_cpu` it reports CPU off right after booting;
+ * send completed. `data_len` bytes of payload (default 4, at least 2: the
+ * sender's id). With `sleep_cpu` it reports CPU off right after booting;
  * with `refuse` it refuses what it receives (no room: no ack, hal.h).
  */
 #ifndef EMU_TESTS_STUB_MOTE_H
@@ -17,6 +18,7 @@
 typedef struct stub_plan {
     uint32_t send_at_ms; /* 0 = never sends */
     uint16_t dest;
+    uint8_t data_len;
     uint8_t sleep_cpu;
     uint8_t radio_off;
     uint8_t refuse;

@@ -1,7 +1,8 @@
 /*
  * Emulator unit tests against the scripted stub mote: radio medium (delivery,
- * collisions, acks, carrier sense), virtual clock, energy meter, faults,
- * event queue order, determinism.
+ * collisions, acks, carrier sense; the SINR model's capture, energy carrier
+ * sense and interference sums), virtual clock, energy meter, faults, event
+ * queue order, determinism.
  */
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "emu/csrc/emu.h"
 #include "emu/csrc/evq.h"
+#include "emu/csrc/net_priv.h"
 #include "emu/csrc/rng.h"
 #include "stub_mote.h"
 
@@ -368,6 +370,236 @@ static void test_same_seed_same_run(void)
     CHECK(memcmp(counts[0], counts[1], sizeof counts[0]) == 0);
 }
 
+/* SINR model: the links are the finite entries of dbm[src][dst]; noise -105 dBm everywhere. */
+#define NO_LINK (-1000.0f)
+#define NOISE_DBM (-105.0f)
+#define LOCK_DB 6.0 /* RadioParams defaults */
+#define CCA_DB 3.0
+
+static void power_links(emu_net *net, uint32_t n, float dbm[][4])
+{
+    uint32_t row[5], dst[16], s, d, e = 0;
+    float prob[16], rx[16], noise[4];
+    for (s = 0; s < n; s++) {
+        row[s] = e;
+        noise[s] = NOISE_DBM;
+        for (d = 0; d < n; d++) {
+            if (dbm[s][d] <= NO_LINK)
+                continue;
+            dst[e] = d;
+            prob[e] = (float)emu_radio_prr((double)(dbm[s][d] - NOISE_DBM), 54);
+            rx[e++] = dbm[s][d];
+        }
+    }
+    row[n] = e;
+    CHECK(emu_net_set_links(net, row, dst, prob) == 0);
+    CHECK(emu_net_set_link_powers(net, rx, noise, LOCK_DB, CCA_DB) == 0);
+}
+
+/* 0 and 2 cannot hear each other; 2 sends into 0's long frame at node 1 (frames of
+ * 49 data bytes last 17.9 ms, initial backoffs at most 6.7 ms: 0 is first, they overlap). */
+static emu_net *overlap_at_1(float dbm[][4], uint32_t seed)
+{
+    emu_net *net = make(3, 0, seed);
+    memset(stub_plans, 0, sizeof stub_plans);
+    stub_plans[0].send_at_ms = 50;
+    stub_plans[0].dest = 0xFFFF;
+    stub_plans[0].data_len = 49;
+    stub_plans[2].send_at_ms = 57;
+    stub_plans[2].dest = 0xFFFF;
+    stub_plans[2].data_len = 49;
+    power_links(net, 3, dbm);
+    emu_net_boot(net);
+    emu_net_run_until(net, 1000000u);
+    return net;
+}
+
+static void test_sinr_prr_curve_is_sharp(void)
+{
+    /* a full TinyDB frame: ~0 below 7.5 dB, ~1 above 11 dB, a ~2 dB window between */
+    CHECK(emu_radio_prr(7.5, 54) < 0.01);
+    CHECK(emu_radio_prr(8.3, 54) > 0.05 && emu_radio_prr(8.3, 54) < 0.2);
+    CHECK(emu_radio_prr(10.3, 54) > 0.85 && emu_radio_prr(10.3, 54) < 0.95);
+    CHECK(emu_radio_prr(11.0, 54) > 0.97);
+    CHECK(emu_radio_prr(9.0, 10) > emu_radio_prr(9.0, 54)); /* shorter frames survive more */
+    CHECK(emu_radio_prr(-3.0, 54) == 0.0 || emu_radio_prr(-3.0, 54) < 1e-100);
+}
+
+static void test_sinr_capture_strong_frame_survives(void)
+{
+    /* at 1: 0 at -60 dBm (45 dB SNR), 2 at -95 dBm (10 dB: fine alone, see below) */
+    static float dbm[4][4] = {
+        {NO_LINK, -60.0f, NO_LINK}, {-60.0f, NO_LINK, -95.0f}, {NO_LINK, -95.0f, NO_LINK}};
+    uint32_t seed, got_weak_alone = 0;
+    for (seed = 1; seed <= 20; seed++) {
+        emu_net *net = overlap_at_1(dbm, seed);
+        CHECK(stub(net, 1)->received == 1 && stub(net, 1)->last_src == 0);
+        CHECK(emu_net_counters(net, EMU_CNT_COLLIDED)[1] == 1); /* the weak one */
+        CHECK(emu_net_counters(net, EMU_CNT_LOST)[1] == 0);
+        emu_net_free(net);
+    }
+    for (seed = 1; seed <= 20; seed++) {
+        emu_net *net = make(3, 0, seed);
+        memset(stub_plans, 0, sizeof stub_plans);
+        stub_plans[2].send_at_ms = 57;
+        stub_plans[2].dest = 0xFFFF;
+        stub_plans[2].data_len = 49;
+        power_links(net, 3, dbm);
+        emu_net_boot(net);
+        emu_net_run_until(net, 1000000u);
+        got_weak_alone += stub(net, 1)->received;
+        emu_net_free(net);
+    }
+    CHECK(got_weak_alone >= 14); /* PRR 0.84 at 10 dB */
+}
+
+static void test_sinr_equal_overlap_kills_both(void)
+{
+    static float dbm[4][4] = {
+        {NO_LINK, -80.0f, NO_LINK}, {-80.0f, NO_LINK, -80.0f}, {NO_LINK, -80.0f, NO_LINK}};
+    uint32_t seed;
+    for (seed = 1; seed <= 20; seed++) {
+        emu_net *net = overlap_at_1(dbm, seed);
+        CHECK(stub(net, 1)->received == 0);
+        CHECK(emu_net_counters(net, EMU_CNT_COLLIDED)[1] == 2);
+        emu_net_free(net);
+    }
+}
+
+static void test_sinr_later_stronger_frame_does_not_take_over(void)
+{
+    /* 1 locks on 0's frame (15 dB); 2's at -60 dBm then ruins it and is not received */
+    static float dbm[4][4] = {
+        {NO_LINK, -90.0f, NO_LINK}, {-90.0f, NO_LINK, -60.0f}, {NO_LINK, -60.0f, NO_LINK}};
+    emu_net *net = overlap_at_1(dbm, 3);
+    CHECK(stub(net, 1)->received == 0);
+    CHECK(emu_net_counters(net, EMU_CNT_COLLIDED)[1] == 2);
+    emu_net_free(net);
+}
+
+static void test_sinr_energy_carrier_sense_reaches_beyond_reception(void)
+{
+    /* 0 and 2 both reach 1 well. Between them: -100 dBm (5 dB SNR, above the 3 dB
+     * carrier-sense threshold, no reception) makes them take turns; at -103 dBm (2 dB)
+     * they do not sense each other and collide at 1. */
+    float dbm[4][4] = {
+        {NO_LINK, -70.0f, -100.0f}, {-70.0f, NO_LINK, -70.0f}, {-100.0f, -70.0f, NO_LINK}};
+    uint32_t seed;
+    for (seed = 1; seed <= 10; seed++) {
+        emu_net *net = make(3, 0, seed);
+        memset(stub_plans, 0, sizeof stub_plans);
+        stub_plans[0].send_at_ms = 50;
+        stub_plans[0].dest = 0xFFFF;
+        stub_plans[0].data_len = 49;
+        stub_plans[2].send_at_ms = 50;
+        stub_plans[2].dest = 0xFFFF;
+        stub_plans[2].data_len = 49;
+        dbm[0][2] = dbm[2][0] = seed % 2 ? -100.0f : -103.0f;
+        power_links(net, 3, dbm);
+        emu_net_boot(net);
+        emu_net_run_until(net, 1000000u);
+        CHECK(stub(net, 0)->received == 0 && stub(net, 2)->received == 0);
+        if (seed % 2) {
+            CHECK(stub(net, 1)->received == 2);
+            CHECK(emu_net_counters(net, EMU_CNT_BACKOFFS)[0] +
+                      emu_net_counters(net, EMU_CNT_BACKOFFS)[2] >= 1);
+        } else {
+            CHECK(stub(net, 1)->received == 0);
+            CHECK(emu_net_counters(net, EMU_CNT_COLLIDED)[1] == 2);
+            CHECK(emu_net_counters(net, EMU_CNT_BACKOFFS)[0] +
+                      emu_net_counters(net, EMU_CNT_BACKOFFS)[2] == 0);
+        }
+        emu_net_free(net);
+    }
+}
+
+static void test_sinr_ack_follows_the_reverse_link(void)
+{
+    /* 1 -> 2 unicast at -70 dBm; the way back is -70 dBm (acked) or -104 dBm (1 dB: not) */
+    float dbm[4][4] = {{NO_LINK, NO_LINK, NO_LINK}, {NO_LINK, NO_LINK, -70.0f},
+                       {NO_LINK, -70.0f, NO_LINK}};
+    int weak;
+    for (weak = 0; weak < 2; weak++) {
+        emu_net *net = make(3, 0, 5);
+        memset(stub_plans, 0, sizeof stub_plans);
+        stub_plans[1].send_at_ms = 10;
+        stub_plans[1].dest = 2;
+        dbm[2][1] = weak ? -104.0f : -70.0f;
+        power_links(net, 3, dbm);
+        emu_net_boot(net);
+        emu_net_run_until(net, 1000000u);
+        CHECK(stub(net, 2)->received == 1);
+        CHECK(stub(net, 1)->send_done == 1 && stub(net, 1)->acked == !weak);
+        emu_net_free(net);
+    }
+}
+
+static void test_sinr_interference_sum_resets_to_zero(void)
+{
+    /* three hidden senders overlap at 3 with powers whose mW sum does not cancel exactly
+     * in floating point; once the air is quiet the sum is exactly 0 again */
+    static float dbm[4][4] = {{NO_LINK, NO_LINK, NO_LINK, -61.3f},
+                                    {NO_LINK, NO_LINK, NO_LINK, -77.7f},
+                                    {NO_LINK, NO_LINK, NO_LINK, -90.1f},
+                                    {NO_LINK, NO_LINK, NO_LINK, NO_LINK}};
+    double a = pow(10.0, -6.13), b = pow(10.0, -7.77), c = pow(10.0, -9.01);
+    uint32_t i;
+    emu_net *net = make(4, 0, 11);
+    CHECK(((a + b + c) - a) - b - c != 0.0); /* the drift the reset removes */
+    memset(stub_plans, 0, sizeof stub_plans);
+    for (i = 0; i < 3; i++) {
+        stub_plans[i].send_at_ms = 50 + 3 * i;
+        stub_plans[i].dest = 0xFFFF;
+        stub_plans[i].data_len = 49;
+    }
+    power_links(net, 4, dbm);
+    emu_net_boot(net);
+    emu_net_run_until(net, 60000u);
+    CHECK(net->medium.rx[3].on_air >= 2 && net->medium.rx[3].energy_mw > 0.0);
+    emu_net_run_until(net, 1000000u);
+    CHECK(net->medium.rx[3].on_air == 0);
+    CHECK(net->medium.rx[3].energy_mw == 0.0);
+    CHECK(stub(net, 3)->received == 1 && stub(net, 3)->last_src == 0); /* captured */
+    emu_net_free(net);
+}
+
+static void test_sinr_dying_sender_leaves_the_air(void)
+{
+    static float dbm[4][4] = {
+        {NO_LINK, -70.0f, NO_LINK}, {-70.0f, NO_LINK, -70.0f}, {NO_LINK, -70.0f, NO_LINK}};
+    emu_net *net = make(3, 0, 2);
+    memset(stub_plans, 0, sizeof stub_plans);
+    stub_plans[0].send_at_ms = 50;
+    stub_plans[0].dest = 0xFFFF;
+    stub_plans[0].data_len = 49;
+    stub_plans[2].send_at_ms = 200;
+    stub_plans[2].dest = 0xFFFF;
+    power_links(net, 3, dbm);
+    emu_net_boot(net);
+    CHECK(emu_net_schedule_fault(net, 0, 58000u, 0) == 0); /* mid-frame */
+    emu_net_run_until(net, 1000000u);
+    CHECK(net->medium.rx[1].on_air == 0 && net->medium.rx[1].energy_mw == 0.0);
+    CHECK(emu_net_counters(net, EMU_CNT_LOST)[1] == 1);
+    CHECK(stub(net, 1)->received == 1 && stub(net, 1)->last_src == 2); /* not stuck locked */
+    emu_net_free(net);
+}
+
+static void test_sinr_rejected_in_lossless_mode_or_with_thresholds_inverted(void)
+{
+    uint32_t row[3] = {0, 1, 2}, dst[2] = {1, 0};
+    float prob[2] = {1.0f, 1.0f}, rx[2] = {-70.0f, -70.0f}, noise[2] = {-105.0f, -105.0f};
+    emu_net *net = make(2, 1, 1);
+    CHECK(emu_net_set_links(net, row, dst, prob) == 0);
+    CHECK(emu_net_set_link_powers(net, rx, noise, LOCK_DB, CCA_DB) == -1);
+    emu_net_free(net);
+    net = make(2, 0, 1);
+    CHECK(emu_net_set_links(net, row, dst, prob) == 0);
+    /* a receiver could then be locked on a frame it does not sense, and send into it */
+    CHECK(emu_net_set_link_powers(net, rx, noise, CCA_DB - 1.0, CCA_DB) == -1);
+    CHECK(emu_net_set_link_powers(net, rx, noise, LOCK_DB, CCA_DB) == 0);
+    emu_net_free(net);
+}
+
 int main(void)
 {
     test_broadcast_reaches_neighbours_only();
@@ -385,6 +617,15 @@ int main(void)
     test_evq_moves_its_base_for_far_deadlines();
     test_evq_agrees_with_a_sorted_reference();
     test_same_seed_same_run();
+    test_sinr_prr_curve_is_sharp();
+    test_sinr_capture_strong_frame_survives();
+    test_sinr_equal_overlap_kills_both();
+    test_sinr_later_stronger_frame_does_not_take_over();
+    test_sinr_energy_carrier_sense_reaches_beyond_reception();
+    test_sinr_ack_follows_the_reverse_link();
+    test_sinr_interference_sum_resets_to_zero();
+    test_sinr_dying_sender_leaves_the_air();
+    test_sinr_rejected_in_lossless_mode_or_with_thresholds_inverted();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     return failures != 0;
