@@ -165,7 +165,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
     parser.add_argument("--case", choices=sorted(FULL), help="run only this case")
     parser.add_argument(
-        "--link-model", default="sinr", help="radio model (NetworkConfig.link_model)"
+        "--link-model", default="logistic", help="radio model (NetworkConfig.link_model)"
     )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

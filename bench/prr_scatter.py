@@ -1,4 +1,4 @@
-"""PRR against distance for the default ``sinr`` setting: an SVG scatter and a table.
+"""PRR against distance, ``sinr`` model with its default parameters: an SVG scatter, a table.
 
 Every directed link of a 10 m grid (default 900 nodes, seed 1) is a point: its distance and
 the reception probability of a typical 54-byte frame without interference (the ``prob``

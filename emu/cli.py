@@ -219,12 +219,13 @@ def _run_experiment(
 )
 @click.option(
     "--link-model",
-    type=click.Choice(["sinr", "logistic", "disc"]),
-    default="sinr",
+    type=click.Choice(["logistic", "sinr", "disc"]),
+    default="logistic",
     show_default=True,
-    help="sinr: path loss, shadowing and hardware variance give each link a power; "
-    "receptions by SINR with capture, energy carrier sense (emu/README.md, Radio model). "
-    "logistic/disc: a reception probability by distance (--range), any overlap collides.",
+    help="logistic/disc: a reception probability by distance (--range), any overlap "
+    "collides. sinr: path loss, shadowing and hardware variance give each link a power; "
+    "receptions by SINR with capture, energy carrier sense (emu/README.md, Radio model; "
+    "not the default yet: docs/radio.md).",
 )
 @click.option(
     "--link-table",

@@ -91,7 +91,7 @@ class NetworkConfig:
     lossless: bool = False
     spacing: float = 10.0
     radio_range: float | None = None
-    link_model: str = "sinr"
+    link_model: str = "logistic"
     radio: RadioParams = field(default_factory=RadioParams)
     min_link_prob: float = 0.1
     asymmetry: float = 0.0

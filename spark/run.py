@@ -126,8 +126,8 @@ def _show_batch(console: Console, batch: BatchProgress) -> None:
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option(
     "--link-model",
-    type=click.Choice(["sinr", "logistic", "disc"]),
-    default="sinr",
+    type=click.Choice(["logistic", "sinr", "disc"]),
+    default="logistic",
     show_default=True,
     help="Radio model of the emulated network (see `mote emulate --help`).",
 )

@@ -127,9 +127,9 @@ def test_a_10000_node_grid_routes_every_node() -> None:
 
 
 # min_count: the COUNT after the stop must run (it counted 1 of 25 before the stop fixes).
-# Measured per epoch: logistic 6-18 (seed 1) and 9-13 (seed 2); sinr, the default since,
-# 3-7 and 2-7: its wider carrier sense and receivers held by far frames leave a 1 s
-# COUNT on this grid less of the channel (docs/radio.md).
+# Measured per epoch: logistic 6-18 (seed 1) and 9-13 (seed 2); sinr 3-7 and 2-7: its
+# wider carrier sense and receivers held by far frames leave a 1 s COUNT on this grid
+# less of the channel (docs/radio.md).
 @pytest.mark.parametrize(
     ("link_model", "seed", "min_count"),
     [("sinr", 1, 2), ("sinr", 2, 2), ("logistic", 1, 3), ("logistic", 2, 3)],

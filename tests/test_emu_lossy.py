@@ -1,8 +1,8 @@
 """A running query on the lossy medium must not tear the routing tree apart.
 
-Every figure below was measured on the ``logistic`` link model, the default until the
-``sinr`` model replaced it; these tests pin ``link_model="logistic"`` so that they keep
-checking what they measured. (On ``sinr`` the same COUNT run counts 4.8 of 25 nodes per
+Every figure below was measured on the ``logistic`` link model, the default; these tests
+pin ``link_model="logistic"`` so that they keep checking what they measured should the
+default change to ``sinr``. (On ``sinr`` the same COUNT run counts 4.8 of 25 nodes per
 epoch, below the bound of 10 here: see docs/radio.md.)
 
 The lossy medium differs from ``lossless=True`` in more than link loss: transmissions

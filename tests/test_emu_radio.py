@@ -156,18 +156,17 @@ def _run(config: NetworkConfig) -> tuple[dict[str, list[int]], bytes, int]:
         return counters, net.uart_read(), net.events
 
 
-def test_sinr_is_the_default_and_a_seed_fixes_the_run() -> None:
-    config = NetworkConfig(nodes=49, seed=5)
-    assert config.link_model == "sinr"
+def test_on_sinr_a_seed_fixes_the_run() -> None:
+    config = NetworkConfig(nodes=49, seed=5, link_model="sinr")
     first, second = _run(config), _run(config)
     assert first == second
-    assert first != _run(NetworkConfig(nodes=49, seed=6))
+    assert first != _run(NetworkConfig(nodes=49, seed=6, link_model="sinr"))
     counters = first[0]
     assert sum(counters["received"]) > 0 and sum(counters["collided"]) > 0
 
 
 def test_set_link_in_the_sinr_model_sets_power() -> None:
-    net = Network(NetworkConfig(nodes=9, seed=1))
+    net = Network(NetworkConfig(nodes=9, seed=1, link_model="sinr"))
     assert net.sinr
     dst = int(net.links.neighbours(0)[0])
     net.set_link(0, dst, 0.0)
@@ -177,7 +176,7 @@ def test_set_link_in_the_sinr_model_sets_power() -> None:
 
 
 def test_lossless_ignores_the_sinr_model() -> None:
-    a = Network(NetworkConfig(nodes=16, lossless=True))
+    a = Network(NetworkConfig(nodes=16, lossless=True, link_model="sinr"))
     b = Network(NetworkConfig(nodes=16, lossless=True, link_model="logistic"))
     assert not a.sinr
     assert np.array_equal(a.links.dst, b.links.dst) and np.array_equal(a.links.prob, b.links.prob)
