@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from emu.experiment import QueryRun, result_records, run_experiment, truth_records
 from emu.network import Network, NetworkConfig
 from gateway.accuracy import AccuracyReport, AggregateAccuracy, TupleAccuracy, compare
+from gateway.plan.capacity import INTERVAL_SHARE, RECORD_MS, RECORD_SLACK, TUPLE_MS_PER_NODE
 
 REGRESSIONS = Path(__file__).parent / "data" / "differential_regressions.json"
 
@@ -32,10 +33,6 @@ SENSORS = {"light": (200, 800), "temp": (420, 540), "noise": (50, 350), "accel_x
 PLAIN_AGGS = ("SUM", "MIN", "MAX", "COUNT", "AVG")
 WINDOW_AGGS = ("WINAVG", "WINSUM", "WINMIN", "WINMAX", "WINCNT")
 COMPARISONS = ("<", "<=", ">", ">=", "=", "<>")
-#: A node sends one record per aggregate and group in its interval (epoch / 8): about one
-#: packet time each on a Mica2 (firmware/core/runs.c, transmit_span).
-RECORD_MS = 26
-TUPLE_MS_PER_NODE = 20  # the root's children carry every tuple: ~45 tuples/s per link
 
 
 @dataclass(frozen=True)
@@ -172,7 +169,9 @@ def _epoch_ms(queries: list[_Query], nodes: int, draw: st.DrawFn) -> int:
     """A period from 1 to 16 s that carries the case's load (the capacity rule)."""
     records = sum(q.records for q in queries)
     tuple_queries = sum(q.tuples for q in queries)
-    need = max(1024, 8 * RECORD_MS * records * 5 // 4, TUPLE_MS_PER_NODE * nodes * tuple_queries)
+    # the capacity rule (gateway/plan/capacity.py), summed over the concurrent queries
+    record_ms = math.ceil(INTERVAL_SHARE * RECORD_MS * records * RECORD_SLACK)
+    need = max(1024, record_ms, TUPLE_MS_PER_NODE * nodes * tuple_queries)
     choices = [p for p in (1024, 2048, 4096, 8192, 16384) if p >= need]
     return draw(st.sampled_from(choices or [16384]))
 

@@ -8,6 +8,7 @@ from rich.console import Console
 from gateway.catalog import Catalog, default_catalog
 from gateway.encoder import encode_query
 from gateway.plan import BatteryState, QueryPlan, TinySQLError, compile_query
+from gateway.plan.capacity import capacity
 from gateway.plan.explain import explain
 
 
@@ -76,6 +77,12 @@ def encode_query_cmd(sql: str, qid: int, no_optimize: bool) -> None:
     show_default=True,
     help="Result messages a node receives from its subtree per epoch (LIFETIME).",
 )
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Network size, for the channel capacity (docs/accuracy.md).",
+)
 def explain_cmd(
     sql: str,
     no_optimize: bool,
@@ -83,15 +90,21 @@ def explain_cmd(
     volts: float | None,
     remaining: float,
     children: int,
+    nodes: int | None,
 ) -> None:
     """Show the plan for SQL: fields, expressions, selection order and costs, pushdown,
-    LIFETIME arithmetic."""
+    LIFETIME arithmetic, and what the query asks of the radio channel."""
     energy = _catalog().energy
     battery = BatteryState(
         battery_mah or energy.battery_mah, volts or energy.battery_volts, remaining
     )
     plan = _compile(sql, not no_optimize, battery, children)
-    Console(highlight=False, soft_wrap=True).print(explain(plan), markup=False)
+    text = explain(plan)
+    load = capacity(plan, nodes)
+    if load is not None:
+        text += "\nchannel capacity (docs/accuracy.md):\n"
+        text += "\n".join(f"  {line}" for line in load.describe())
+    Console(highlight=False, soft_wrap=True).print(text, markup=False)
 
 
 def _catalog() -> Catalog:

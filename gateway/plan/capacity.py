@@ -1,0 +1,95 @@
+"""What a query asks of the radio channel each epoch, against what the epoch carries.
+
+The rule of docs/accuracy.md ("the channel's capacity"), measured on the emulated Mica2:
+
+* a node sends one record per aggregate expression and group in its transmit interval, an
+  eighth of the epoch, each about one packet time with its backoff (firmware/core/runs.c),
+  with a quarter of slack: ``k x G x 26 ms x 5/4 <= P / 8``;
+* every tuple crosses a child of the root, and a link to the root carries about 50 tuples a
+  second (20 ms a tuple): a tuple query delivers every tuple while the busiest root child's
+  subtree holds at most ``P / 20 ms`` nodes.
+
+Past these, results wait in queues, records miss their parent's interval and tuples are
+refused: delivery falls, answers stay sound. ``mote explain --nodes N`` prints it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.plan.model import QueryPlan
+
+RECORD_MS = 26
+"""One result packet on the air, with its backoff."""
+INTERVAL_SHARE = 8
+"""A node's transmit interval is this fraction of the epoch."""
+RECORD_SLACK = 5 / 4
+TUPLE_MS_PER_NODE = 20
+"""Airtime a tuple takes on the busiest link, the one into the root."""
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """One query's load against one epoch's capacity; ``nodes`` None: network unknown."""
+
+    epoch_ms: int
+    records_per_group: int
+    grouped: bool
+    nodes: int | None
+
+    @property
+    def max_groups(self) -> int:
+        """Groups a node can send records for in its interval."""
+        if self.records_per_group == 0:
+            return 0
+        interval = self.epoch_ms / INTERVAL_SHARE
+        return int(interval // (self.records_per_group * RECORD_MS * RECORD_SLACK))
+
+    @property
+    def max_subtree(self) -> int:
+        """Nodes below one child of the root whose tuples all arrive."""
+        return self.epoch_ms // TUPLE_MS_PER_NODE
+
+    def describe(self) -> list[str]:
+        period = f"{self.epoch_ms / 1000:g} s"
+        if self.records_per_group:
+            lines = [
+                f"a node sends {self.records_per_group} record(s) per group in its interval "
+                f"({period} / {INTERVAL_SHARE}, {RECORD_MS} ms a record): it carries "
+                f"{self.max_groups} group(s) per node"
+            ]
+            if self.max_groups < 1:
+                lines.append("over capacity: records will miss their parent's interval")
+            elif self.grouped:
+                lines.append(
+                    f"fits while no relay holds more than {self.max_groups} groups of its "
+                    "subtree (a relay sends one record per group it heard)"
+                )
+            return lines
+        lines = [
+            f"every tuple crosses a child of the root ({TUPLE_MS_PER_NODE} ms a tuple): at "
+            f"{period} every tuple arrives while one root child carries at most "
+            f"{self.max_subtree} nodes"
+        ]
+        if self.nodes is not None:
+            if self.nodes - 1 <= self.max_subtree:
+                lines.append(f"fits any tree of {self.nodes} nodes")
+            else:
+                lines.append(
+                    f"with {self.nodes} nodes it fits only if the busiest root child carries "
+                    f"at most {self.max_subtree} of {self.nodes - 1} (a grid with the root "
+                    "in a corner puts a third to three quarters below one child)"
+                )
+        return lines
+
+
+def capacity(plan: QueryPlan, nodes: int | None = None) -> Capacity | None:
+    """The plan's channel load; None for a query without an epoch (ONCE)."""
+    if plan.epoch_ms is None:
+        return None
+    return Capacity(
+        epoch_ms=plan.epoch_ms,
+        records_per_group=len(plan.aggregates),
+        grouped=plan.group_by is not None,
+        nodes=nodes,
+    )

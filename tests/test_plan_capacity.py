@@ -1,0 +1,57 @@
+"""The channel-capacity rule `mote explain --nodes` states (gateway/plan/capacity.py)."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from gateway.cli.sql_cmds import explain_cmd
+from gateway.plan import compile_query
+from gateway.plan.capacity import capacity
+
+
+def test_records_per_node_follow_the_interval() -> None:
+    # 2.04 s / 8 = 255 ms; 2 records x 26 ms x 5/4 = 65 ms a group: 3 groups
+    load = capacity(
+        compile_query(
+            "SELECT nodeid/4, AVG(light), COUNT(*) FROM sensors GROUP BY nodeid/4 "
+            "EPOCH DURATION 2048"
+        )
+    )
+    assert load is not None
+    assert (load.records_per_group, load.max_groups, load.grouped) == (2, 3, True)
+    # at 4 s the same query carries 7 groups (4.09 s / 8 = 511 ms; 511 // 65)
+    wider = capacity(
+        compile_query(
+            "SELECT nodeid/4, AVG(light), COUNT(*) FROM sensors GROUP BY nodeid/4 "
+            "EPOCH DURATION 4096"
+        )
+    )
+    assert wider is not None and wider.max_groups == 7
+
+
+def test_tuples_are_bounded_by_the_busiest_root_child() -> None:
+    load = capacity(compile_query("SELECT nodeid, light FROM sensors EPOCH DURATION 1024"), 100)
+    assert load is not None
+    assert (load.records_per_group, load.max_subtree) == (0, 51)
+    assert "fits only if the busiest root child carries at most 51 of 99" in "\n".join(
+        load.describe()
+    )
+    small = capacity(compile_query("SELECT nodeid, light FROM sensors EPOCH DURATION 1024"), 25)
+    assert small is not None and small.describe()[-1] == "fits any tree of 25 nodes"
+
+
+def test_a_query_that_does_not_fit_one_record_says_so() -> None:
+    sql = "SELECT MAX(light), MIN(light), SUM(light), AVG(temp), COUNT(*) FROM sensors"
+    load = capacity(compile_query(f"{sql} EPOCH DURATION 512"))
+    assert load is not None and load.max_groups == 0
+    assert load.describe()[-1].startswith("over capacity")
+
+
+def test_explain_prints_the_capacity() -> None:
+    result = CliRunner().invoke(
+        explain_cmd, ["--nodes", "100", "SELECT nodeid, light FROM sensors EPOCH DURATION 2048"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "channel capacity" in result.output
+    assert "one root child carries at most 102 nodes" in result.output
+    assert "fits any tree of 100 nodes" in result.output
