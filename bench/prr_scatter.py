@@ -15,6 +15,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+from svgplot import Axes
 
 from emu import propagation, topology
 
@@ -22,7 +23,6 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "img" / "prr_vs_distance.svg"
 BANDS = ((9.5, 10.5), (14.0, 14.3), (19.5, 20.5), (22.0, 22.5), (28.0, 28.5), (30.0, 31.7))
 BANDS += ((35.0, 36.1), (40.0, 41.3), (50.0, 51.0))
-W, H, LEFT, BOTTOM, TOP, RIGHT = 720, 420, 60, 50, 20, 20
 MAX_POINTS = 3000
 
 
@@ -60,61 +60,21 @@ def svg(dist: np.ndarray, prob: np.ndarray, max_m: float, seed: int) -> str:
         pick = rng.choice(len(dist), MAX_POINTS, replace=False)
         dist, prob = dist[pick], prob[pick]
     jitter = rng.uniform(-0.4, 0.4, len(dist))  # grid distances repeat: spread them a little
-    pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
-
-    def x(m: float) -> float:
-        return LEFT + pw * m / max_m
-
-    def y(p: float) -> float:
-        return TOP + ph * (1.0 - p)
-
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-        f'font-family="sans-serif" font-size="12">',
-        f'<rect width="{W}" height="{H}" fill="white"/>',
-    ]
-    for lo, hi, name, shade in (
-        (0, 12.5, "connected", "#e8f5e9"),
-        (12.5, 35, "transitional", "#fff8e1"),
-        (35, max_m, "disconnected", "#ffebee"),
-    ):
-        out.append(
-            f'<rect x="{x(lo):.1f}" y="{TOP}" width="{x(hi) - x(lo):.1f}" height="{ph}" '
-            f'fill="{shade}"/>'
-        )
-        out.append(
-            f'<text x="{(x(lo) + x(hi)) / 2:.1f}" y="{TOP + 14}" '
-            f'text-anchor="middle" fill="#555">{name}</text>'
-        )
+    axes = Axes(x_max=max_m).begin()
+    axes.band(0, 12.5, "connected", "#e8f5e9")
+    axes.band(12.5, 35, "transitional", "#fff8e1")
+    axes.band(35, max_m, "disconnected", "#ffebee")
     for d, p, j in zip(dist, prob, jitter, strict=True):
-        out.append(
-            f'<circle cx="{x(d + j):.1f}" cy="{y(p):.1f}" r="1.3" fill="#1f4e99" '
+        axes.out.append(
+            f'<circle cx="{axes.x(d + j):.1f}" cy="{axes.y(p):.1f}" r="1.3" fill="#1f4e99" '
             'fill-opacity="0.35"/>'
         )
-    out.append(
-        f'<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="black"/>'
+    return axes.end(
+        range(0, int(max_m) + 1, 10),
+        (0.0, 0.25, 0.5, 0.75, 1.0),
+        "distance (m); default sinr model, 10 m grid, 54-byte frames, no interference",
+        "PRR",
     )
-    for m in range(0, int(max_m) + 1, 10):
-        out.append(
-            f'<line x1="{x(m):.1f}" y1="{TOP + ph}" x2="{x(m):.1f}" y2="{TOP + ph + 5}" '
-            'stroke="black"/>'
-        )
-        out.append(f'<text x="{x(m):.1f}" y="{TOP + ph + 18}" text-anchor="middle">{m}</text>')
-    for p in (0.0, 0.25, 0.5, 0.75, 1.0):
-        out.append(
-            f'<line x1="{LEFT - 5}" y1="{y(p):.1f}" x2="{LEFT}" y2="{y(p):.1f}" stroke="black"/>'
-        )
-        out.append(f'<text x="{LEFT - 8}" y="{y(p) + 4:.1f}" text-anchor="end">{p:g}</text>')
-    out.append(
-        f'<text x="{LEFT + pw / 2}" y="{H - 10}" text-anchor="middle">distance (m); '
-        "default sinr model, 10 m grid, 54-byte frames, no interference</text>"
-    )
-    out.append(
-        f'<text x="15" y="{TOP + ph / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 15 {TOP + ph / 2})">PRR</text>'
-    )
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = {
@@ -35,3 +36,34 @@ def test_bench_quick_writes_all_keys(tmp_path: Path) -> None:
         assert 0 < run["sampling_nodes"] <= run["nodes"]
         assert 0 < run["routed_nodes"] <= run["nodes"]
     assert result["machine"]["cpu_count"] >= 1
+
+
+def test_yield_vs_load_draws_every_radio(tmp_path: Path) -> None:
+    """bench/yield_vs_load.py on a tiny grid: a plot with a line per radio, and the lossless
+    column complete at every period (4 nodes are far inside one root link's capacity)."""
+    out = tmp_path / "yield.svg"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "yield_vs_load.py"),
+            "--nodes",
+            "4",
+            "--seeds",
+            "1",
+            "--epochs",
+            "3",
+            "--out",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    svg = ElementTree.fromstring(out.read_text())
+    lines = svg.findall("{http://www.w3.org/2000/svg}polyline")
+    assert len(lines) == 3
+    rows = [r for r in done.stdout.splitlines() if r.startswith("| ") and " s |" in r]
+    assert len(rows) == 5
+    assert all(row.split("|")[3].strip() == "1.000" for row in rows)
