@@ -314,46 +314,54 @@ static int link_ok(emu_medium *m, float prob, double factor)
     return emu_rng_unit(&m->rng) < (double)prob * factor;
 }
 
-static void end_tx_sinr(emu_medium *m, uint32_t s, uint64_t now_us)
+/*
+ * Whether receiver dst[e] decodes the frame of `t` that is ending now, counting a
+ * loss or collision when it does not. SINR: the receiver locked on this frame at
+ * its start decodes it with the PRR of the worst SINR it saw. Probability model:
+ * a listening receiver that locked on it, and that nothing corrupted, decodes it
+ * with the link's probability (lossless: always).
+ */
+static int frame_received(emu_medium *m, uint32_t e, const medium_tx *t, double factor)
 {
-    medium_tx *t = &m->tx[s];
-    uint16_t addr = (uint16_t)(t->buf[0] | (t->buf[1] << 8));
-    uint32_t to = emu_node_index(addr); /* the addressee's index (moteid.h) */
-    double factor = decay_factor(m, now_us);
-    int addressee_got_it = 0;
-    uint8_t acked = 0;
-    uint32_t e;
-
-    m->rx[s].transmitting = 0;
-    m->on_tx(m->owner, s, 0);
-    for (e = m->row[s]; e < m->row[s + 1]; e++) {
-        uint32_t r = m->dst[e];
-        medium_rx *rx = &m->rx[r];
+    uint32_t r = m->dst[e];
+    medium_rx *rx = &m->rx[r];
+    if (m->sinr) {
         double sinr;
         leave(rx, m->link_mw[e]);
         if (!rx->locked || rx->locked_tx != t->id)
-            continue;
+            return 0;
         rx->locked = 0;
         sinr = rx->lock_mw / (m->noise_mw[r] + rx->worst_mw);
         if (emu_rng_unit(&m->rng) >= medium_prr(sinr, t->len + MEDIUM_DECODED_EXTRA) * factor) {
             m->counters[rx->interfered ? EMU_CNT_COLLIDED : EMU_CNT_LOST][r]++;
-            continue;
+            return 0;
         }
-        m->counters[EMU_CNT_RECEIVED][r]++;
-        if (m->on_rx(m->owner, r, t->buf, t->len) && r == to)
-            addressee_got_it = 1;
+        return 1;
     }
-    if (addr != MEDIUM_BCAST && addressee_got_it) {
-        int back = find_link(m, to, s);
-        if (back >= 0) {
-            double snr = m->link_mw[back] / m->noise_mw[s];
-            acked = (uint8_t)(emu_rng_unit(&m->rng) < medium_prr(snr, MEDIUM_ACK_BYTES) * factor);
-        }
-        if (acked)
-            m->counters[EMU_CNT_ACKED][s]++;
+    if (!rx->listening)
+        return 0;
+    if (m->lossless)
+        return 1;
+    if (rx->locked_tx != t->id || rx->corrupt || rx->transmitting)
+        return 0;
+    if (!link_ok(m, m->prob[e], factor)) {
+        m->counters[EMU_CNT_LOST][r]++;
+        return 0;
     }
-    t->phase = MEDIUM_IDLE;
-    m->on_done(m->owner, s, acked);
+    return 1;
+}
+
+/* Whether the addressee's ack reaches sender s over the reverse link, if there is one. */
+static uint8_t ack_arrives(emu_medium *m, uint32_t to, uint32_t s, double factor)
+{
+    int back = find_link(m, to, s);
+    double prr;
+    if (!m->sinr)
+        return m->lossless || (back >= 0 && link_ok(m, m->prob[back], factor));
+    if (back < 0)
+        return 0;
+    prr = medium_prr(m->link_mw[back] / m->noise_mw[s], MEDIUM_ACK_BYTES);
+    return emu_rng_unit(&m->rng) < prr * factor;
 }
 
 static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
@@ -370,24 +378,14 @@ static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
     m->on_tx(m->owner, s, 0);
     for (e = m->row[s]; e < m->row[s + 1]; e++) {
         uint32_t r = m->dst[e];
-        medium_rx *rx = &m->rx[r];
-        if (!rx->listening)
+        if (!frame_received(m, e, t, factor))
             continue;
-        if (!m->lossless) {
-            if (rx->locked_tx != t->id || rx->corrupt || rx->transmitting)
-                continue;
-            if (!link_ok(m, m->prob[e], factor)) {
-                m->counters[EMU_CNT_LOST][r]++;
-                continue;
-            }
-        }
         m->counters[EMU_CNT_RECEIVED][r]++;
         if (m->on_rx(m->owner, r, t->buf, t->len) && r == to)
             addressee_got_it = 1;
     }
     if (addr != MEDIUM_BCAST && addressee_got_it) {
-        int back = find_link(m, to, s);
-        acked = (uint8_t)(m->lossless || (back >= 0 && link_ok(m, m->prob[back], factor)));
+        acked = ack_arrives(m, to, s, factor);
         if (acked)
             m->counters[EMU_CNT_ACKED][s]++;
     }
@@ -440,10 +438,7 @@ void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us)
         sense(m, node, now_us);
         break;
     case MEDIUM_ON_AIR:
-        if (m->sinr)
-            end_tx_sinr(m, node, now_us);
-        else
-            end_tx(m, node, now_us);
+        end_tx(m, node, now_us);
         break;
     case MEDIUM_GIVING_UP:
         give_up(m, node);
