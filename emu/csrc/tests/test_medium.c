@@ -29,6 +29,15 @@ static const mote_state *stub(emu_net *net, uint32_t i)
     return (const mote_state *)emu_net_mote(net, i);
 }
 
+/* Node i sends one frame at `at_ms` to `dest` (0xFFFF: broadcast) with `len` data
+ * bytes (0: the stub's default). */
+static void plan_send(uint32_t i, uint32_t at_ms, uint16_t dest, uint8_t len)
+{
+    stub_plans[i].send_at_ms = at_ms;
+    stub_plans[i].dest = dest;
+    stub_plans[i].data_len = len;
+}
+
 static emu_net *make(uint32_t n, int lossless, uint64_t seed)
 {
     emu_config cfg;
@@ -61,8 +70,7 @@ static void test_broadcast_reaches_neighbours_only(void)
 {
     emu_net *net = make(4, 1, 1);
     memset(stub_plans, 0, sizeof stub_plans);
-    stub_plans[1].send_at_ms = 100;
-    stub_plans[1].dest = 0xFFFF;
+    plan_send(1, 100, 0xFFFF, 0);
     line_links(net, 4);
     emu_net_boot(net);
     emu_net_run_until(net, 1000000u);
@@ -80,10 +88,8 @@ static void test_hidden_terminals_collide(void)
     /* 0 and 2 cannot hear each other, so carrier sense cannot help node 1 */
     emu_net *net = make(3, 0, 7);
     memset(stub_plans, 0, sizeof stub_plans);
-    stub_plans[0].send_at_ms = 50;
-    stub_plans[0].dest = 0xFFFF;
-    stub_plans[2].send_at_ms = 50;
-    stub_plans[2].dest = 0xFFFF;
+    plan_send(0, 50, 0xFFFF, 0);
+    plan_send(2, 50, 0xFFFF, 0);
     line_links(net, 3);
     emu_net_boot(net);
     emu_net_run_until(net, 1000000u);
@@ -97,10 +103,8 @@ static void test_carrier_sense_serialises_neighbours(void)
     /* 0 and 1 hear each other: both reach 2? no, only 1 does; 0 and 1 must not overlap */
     emu_net *net = make(3, 0, 3);
     memset(stub_plans, 0, sizeof stub_plans);
-    stub_plans[0].send_at_ms = 50;
-    stub_plans[0].dest = 0xFFFF;
-    stub_plans[1].send_at_ms = 50;
-    stub_plans[1].dest = 0xFFFF;
+    plan_send(0, 50, 0xFFFF, 0);
+    plan_send(1, 50, 0xFFFF, 0);
     line_links(net, 3);
     emu_net_boot(net);
     emu_net_run_until(net, 1000000u);
@@ -115,10 +119,8 @@ static void test_unicast_ack(void)
 {
     emu_net *net = make(3, 0, 5);
     memset(stub_plans, 0, sizeof stub_plans);
-    stub_plans[1].send_at_ms = 10;
-    stub_plans[1].dest = 2;
-    stub_plans[0].send_at_ms = 500;
-    stub_plans[0].dest = 2; /* not a neighbour of 0 */
+    plan_send(1, 10, 2, 0);
+    plan_send(0, 500, 2, 0); /* 2 is not a neighbour of 0 */
     line_links(net, 3);
     emu_net_boot(net);
     emu_net_run_until(net, 1000000u);
@@ -132,8 +134,7 @@ static void test_refused_unicast_goes_unacknowledged(void)
 {
     emu_net *net = make(3, 0, 5);
     memset(stub_plans, 0, sizeof stub_plans);
-    stub_plans[1].send_at_ms = 10;
-    stub_plans[1].dest = 2;
+    plan_send(1, 10, 2, 0);
     stub_plans[2].refuse = 1;
     stub_plans[0].refuse = 1; /* a bystander refusing changes nothing */
     line_links(net, 3);
@@ -151,8 +152,7 @@ static void test_lossy_link_statistics(void)
     uint32_t row[3] = {0, 1, 1}, dst[1] = {1}, got = 0, seed;
     float prob[1] = {0.3f};
     memset(stub_plans, 0, sizeof stub_plans);
-    stub_plans[0].send_at_ms = 10;
-    stub_plans[0].dest = 0xFFFF;
+    plan_send(0, 10, 0xFFFF, 0);
     for (seed = 1; seed <= 400; seed++) {
         emu_net *net = make(2, 0, seed);
         CHECK(emu_net_set_links(net, row, dst, prob) == 0);
@@ -172,8 +172,7 @@ static void test_energy_is_phase_time_times_current(void)
     double expect_sleep, expect_listen, expect_tx;
     memset(stub_plans, 0, sizeof stub_plans);
     stub_plans[0].sleep_cpu = 1;
-    stub_plans[0].send_at_ms = 200;
-    stub_plans[0].dest = 0xFFFF;
+    plan_send(0, 200, 0xFFFF, 0);
     line_links(net, 2);
     emu_net_boot(net);
     emu_net_run_until(net, 2000000u);
@@ -219,8 +218,7 @@ static void test_kill_and_revive(void)
 {
     emu_net *net = make(2, 1, 1);
     memset(stub_plans, 0, sizeof stub_plans);
-    stub_plans[0].send_at_ms = 300;
-    stub_plans[0].dest = 0xFFFF;
+    plan_send(0, 300, 0xFFFF, 0);
     line_links(net, 2);
     emu_net_boot(net);
     CHECK(emu_net_schedule_fault(net, 1, 100000u, 0) == 0);
@@ -353,12 +351,9 @@ static void test_same_seed_same_run(void)
     for (run = 0; run < 2; run++) {
         emu_net *net = make(3, 0, 99);
         memset(stub_plans, 0, sizeof stub_plans);
-        stub_plans[0].send_at_ms = 20;
-        stub_plans[0].dest = 0xFFFF;
-        stub_plans[1].send_at_ms = 20;
-        stub_plans[1].dest = 2;
-        stub_plans[2].send_at_ms = 20;
-        stub_plans[2].dest = 0xFFFF;
+        plan_send(0, 20, 0xFFFF, 0);
+        plan_send(1, 20, 2, 0);
+        plan_send(2, 20, 0xFFFF, 0);
         line_links(net, 3);
         emu_net_boot(net);
         emu_net_run_until(net, 1000000u);
@@ -402,12 +397,8 @@ static emu_net *overlap_at_1(float dbm[][4], uint32_t seed)
 {
     emu_net *net = make(3, 0, seed);
     memset(stub_plans, 0, sizeof stub_plans);
-    stub_plans[0].send_at_ms = 50;
-    stub_plans[0].dest = 0xFFFF;
-    stub_plans[0].data_len = 49;
-    stub_plans[2].send_at_ms = 57;
-    stub_plans[2].dest = 0xFFFF;
-    stub_plans[2].data_len = 49;
+    plan_send(0, 50, 0xFFFF, 49);
+    plan_send(2, 57, 0xFFFF, 49);
     power_links(net, 3, dbm);
     emu_net_boot(net);
     emu_net_run_until(net, 1000000u);
@@ -441,9 +432,7 @@ static void test_sinr_capture_strong_frame_survives(void)
     for (seed = 1; seed <= 20; seed++) {
         emu_net *net = make(3, 0, seed);
         memset(stub_plans, 0, sizeof stub_plans);
-        stub_plans[2].send_at_ms = 57;
-        stub_plans[2].dest = 0xFFFF;
-        stub_plans[2].data_len = 49;
+        plan_send(2, 57, 0xFFFF, 49);
         power_links(net, 3, dbm);
         emu_net_boot(net);
         emu_net_run_until(net, 1000000u);
@@ -488,12 +477,8 @@ static void test_sinr_energy_carrier_sense_reaches_beyond_reception(void)
     for (seed = 1; seed <= 10; seed++) {
         emu_net *net = make(3, 0, seed);
         memset(stub_plans, 0, sizeof stub_plans);
-        stub_plans[0].send_at_ms = 50;
-        stub_plans[0].dest = 0xFFFF;
-        stub_plans[0].data_len = 49;
-        stub_plans[2].send_at_ms = 50;
-        stub_plans[2].dest = 0xFFFF;
-        stub_plans[2].data_len = 49;
+        plan_send(0, 50, 0xFFFF, 49);
+        plan_send(2, 50, 0xFFFF, 49);
         dbm[0][2] = dbm[2][0] = seed % 2 ? -100.0f : -103.0f;
         power_links(net, 3, dbm);
         emu_net_boot(net);
@@ -522,8 +507,7 @@ static void test_sinr_ack_follows_the_reverse_link(void)
     for (weak = 0; weak < 2; weak++) {
         emu_net *net = make(3, 0, 5);
         memset(stub_plans, 0, sizeof stub_plans);
-        stub_plans[1].send_at_ms = 10;
-        stub_plans[1].dest = 2;
+        plan_send(1, 10, 2, 0);
         dbm[2][1] = weak ? -104.0f : -70.0f;
         power_links(net, 3, dbm);
         emu_net_boot(net);
@@ -547,11 +531,8 @@ static void test_sinr_interference_sum_resets_to_zero(void)
     emu_net *net = make(4, 0, 11);
     CHECK(((a + b + c) - a) - b - c != 0.0); /* the drift the reset removes */
     memset(stub_plans, 0, sizeof stub_plans);
-    for (i = 0; i < 3; i++) {
-        stub_plans[i].send_at_ms = 50 + 3 * i;
-        stub_plans[i].dest = 0xFFFF;
-        stub_plans[i].data_len = 49;
-    }
+    for (i = 0; i < 3; i++)
+        plan_send(i, 50 + 3 * i, 0xFFFF, 49);
     power_links(net, 4, dbm);
     emu_net_boot(net);
     emu_net_run_until(net, 60000u);
@@ -569,11 +550,8 @@ static void test_sinr_dying_sender_leaves_the_air(void)
         {NO_LINK, -70.0f, NO_LINK}, {-70.0f, NO_LINK, -70.0f}, {NO_LINK, -70.0f, NO_LINK}};
     emu_net *net = make(3, 0, 2);
     memset(stub_plans, 0, sizeof stub_plans);
-    stub_plans[0].send_at_ms = 50;
-    stub_plans[0].dest = 0xFFFF;
-    stub_plans[0].data_len = 49;
-    stub_plans[2].send_at_ms = 200;
-    stub_plans[2].dest = 0xFFFF;
+    plan_send(0, 50, 0xFFFF, 49);
+    plan_send(2, 200, 0xFFFF, 0);
     power_links(net, 3, dbm);
     emu_net_boot(net);
     CHECK(emu_net_schedule_fault(net, 0, 58000u, 0) == 0); /* mid-frame */
