@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from svgplot import Axes
+from svgplot import Axes, save
 
 from emu import propagation, topology
 
@@ -85,9 +85,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     dist, prob, pairs = measure(args.nodes, args.seed)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(svg(dist, prob, args.max_m, args.seed))
-    print(f"wrote {args.out}")
+    save(args.out, svg(dist, prob, args.max_m, args.seed))
     print(table(dist, prob, pairs))
 
 

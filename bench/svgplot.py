@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 W, H, LEFT, BOTTOM, TOP, RIGHT = 720, 420, 60, 50, 20, 20
 
@@ -103,3 +104,10 @@ class Axes:
         )
         self.out.append("</svg>")
         return "\n".join(self.out) + "\n"
+
+
+def save(path: Path, svg: str) -> None:
+    """Write a finished plot, making its folder if need be."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(svg)
+    print(f"wrote {path}")

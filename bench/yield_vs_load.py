@@ -17,7 +17,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from svgplot import Axes
+from svgplot import Axes, save
 
 from emu.experiment import QueryRun, result_records, run_experiment, truth_records
 from emu.network import Network, NetworkConfig
@@ -93,9 +93,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     lines = measure(args.nodes, args.seeds, args.epochs)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(svg(lines, args.nodes, args.seeds))
-    print(f"wrote {args.out}")
+    save(args.out, svg(lines, args.nodes, args.seeds))
     print(table(lines, args.nodes))
 
 
