@@ -255,7 +255,6 @@ uint8_t proc_snoops(const query *q)
     return 0;
 }
 
-
 /*
  * The records of one epoch go out in (expression, group slot) order, as many
  * at a time as the radio queue takes; the rest follow as it drains

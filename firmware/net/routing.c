@@ -329,12 +329,13 @@ void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh
     reselect(rt, 0);
 }
 
-static uint8_t seen_recently(const routing *rt, uint16_t src, uint16_t seq)
+/* `slot`: the sender's neighbour entry, or NO_SLOT. */
+static uint8_t seen_recently(const routing *rt, uint8_t slot, uint16_t src, uint16_t seq)
 {
-    uint8_t i = find_slot(rt, src);
+    uint8_t i;
 
-    if (i != NO_SLOT && (rt->nb[i].flags & ROUTING_NB_DATA_SEEN) &&
-        rt->nb[i].data_seq == (uint8_t)seq)
+    if (slot != NO_SLOT && (rt->nb[slot].flags & ROUTING_NB_DATA_SEEN) &&
+        rt->nb[slot].data_seq == (uint8_t)seq)
         return 1;
     for (i = 0; i < ROUTING_DUP_RING; i++) {
         if (rt->dup_src[i] == src && rt->dup_seq[i] == seq) {
@@ -347,9 +348,9 @@ static uint8_t seen_recently(const routing *rt, uint16_t src, uint16_t seq)
 routing_verdict routing_should_forward(routing *rt, const mhop_header *mh)
 {
     uint16_t seq = (uint16_t)mh->seqno;
-    uint8_t slot;
+    uint8_t slot = find_slot(rt, mh->sourceaddr);
 
-    if (seen_recently(rt, mh->sourceaddr, seq)) {
+    if (seen_recently(rt, slot, mh->sourceaddr, seq)) {
         rt->stats.dup_drops++;
         return ROUTING_DROP_DUP;
     }
@@ -361,7 +362,6 @@ routing_verdict routing_should_forward(routing *rt, const mhop_header *mh)
         rt->stats.cycle_drops++;
         return ROUTING_DROP_CYCLE;
     }
-    slot = find_slot(rt, mh->sourceaddr);
     if (slot != NO_SLOT) {
         rt->nb[slot].data_seq = (uint8_t)seq;
         rt->nb[slot].flags |= ROUTING_NB_DATA_SEEN;
