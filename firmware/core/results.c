@@ -64,12 +64,17 @@ static uint8_t record_goes_on(mote_state *st, uint8_t slot, const qr_view *v)
                                        : proc_record_passes_on(st, slot, v);
 }
 
+/* A record of an aggregate query this node runs: one it may merge into its own. */
+static uint8_t record_of_ours(const mote_state *st, uint8_t slot, const qr_view *v)
+{
+    return slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD;
+}
+
 /* Whether the node has room to take a result it would forward. A record merges into
  * our own and needs none -- unless it goes on (record_goes_on). */
 static uint8_t room_for(mote_state *st, uint8_t slot, const qr_view *v)
 {
-    uint8_t merges = slot < QUERY_SLOTS && st->queries.slot[slot].has_agg &&
-                     v->type == QR_AGG_RECORD && !record_goes_on(st, slot, v);
+    uint8_t merges = record_of_ours(st, slot, v) && !record_goes_on(st, slot, v);
     return merges || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
 }
 
@@ -105,7 +110,7 @@ static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_
         if (stops_has(st, v->qid))
             return 1;
     }
-    if (slot < QUERY_SLOTS && st->queries.slot[slot].has_agg && v->type == QR_AGG_RECORD) {
+    if (record_of_ours(st, slot, v)) {
         if (!record_is_late(st, slot, v) || run_begin_early(st, slot, v->epoch)) {
             /* TAG: folded into our own record, not forwarded -- unless its group has
              * no slot here, when it goes on as it is (core/processing.h) */
