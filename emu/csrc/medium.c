@@ -38,6 +38,18 @@ int medium_init(emu_medium *m, uint32_t n, const emu_platform *p, int lossless, 
     return 0;
 }
 
+/* The sinr model's powers, gone with the link table they belonged to. */
+static void drop_powers(emu_medium *m)
+{
+    free(m->link_mw);
+    free(m->noise_mw);
+    free(m->cca_mw);
+    m->link_mw = NULL;
+    m->noise_mw = NULL;
+    m->cca_mw = NULL;
+    m->sinr = 0;
+}
+
 void medium_free(emu_medium *m)
 {
     free(m->rx);
@@ -46,12 +58,7 @@ void medium_free(emu_medium *m)
     free(m->row);
     free(m->dst);
     free(m->prob);
-    free(m->link_mw);
-    free(m->noise_mw);
-    free(m->cca_mw);
-    m->link_mw = NULL;
-    m->noise_mw = NULL;
-    m->cca_mw = NULL;
+    drop_powers(m);
     m->rx = NULL;
     m->tx = NULL;
     m->backoff_rng = NULL;
@@ -87,10 +94,7 @@ int medium_set_links(emu_medium *m, const uint32_t *row, const uint32_t *dst, co
     free(m->prob);
     m->dst = new_dst;
     m->prob = new_prob;
-    /* the powers belonged to the old table */
-    free(m->link_mw);
-    m->link_mw = NULL;
-    m->sinr = 0;
+    drop_powers(m);
     return 0;
 }
 
@@ -148,9 +152,7 @@ int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm,
         noise_mw[i] = dbm_to_mw(noise_dbm[i]);
         cca_mw[i] = dbm_to_mw(noise_dbm[i] + cca_db);
     }
-    free(m->link_mw);
-    free(m->noise_mw);
-    free(m->cca_mw);
+    drop_powers(m);
     m->link_mw = link_mw;
     m->noise_mw = noise_mw;
     m->cca_mw = cca_mw;
