@@ -172,6 +172,7 @@ static void plan_epoch(mote_state *st, uint8_t slot, uint32_t after)
      * (net/routing.h). Tuples carry their epoch and may take any way up. */
     routing_hold_switches(&st->rt, 0);
     routing_hold_switches(&st->rt, aggregates_running(st));
+    routing_keep_steady(&st->rt, aggregates_running(st));
     run->slot_depth = sched_slot_depth(routing_depth(&st->rt));
     label = sched_next_label(mote_now(st), q->epoch_base, run->epoch_ms, run->slot_depth,
                              after + 1u);

@@ -380,8 +380,10 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
     uint32_t now = mote_now(st);
     uint8_t tuple = st->held.payload[QR_OFF_TYPE] == QR_TUPLE;
     /* The ack is the parent's sign of life while we sleep through its other packets. */
-    if (acked)
+    if (acked) {
         routing_parent_acked(&st->rt);
+        routing_parent_took(&st->rt, st->held.tries);
+    }
     if (acked || kind == TX_RESULT_BCAST) {
         st->held.valid = 0;
         if (acked)
@@ -415,6 +417,7 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
     if (st->held.tries >= (tuple ? TUPLE_MAX_TRIES : RESULT_MAX_TRIES)) {
         st->held.valid = 0;
         st->stats.results_unacked++;
+        routing_parent_took(&st->rt, 0);
         return;
     }
     st->held.waits = 1;

@@ -85,16 +85,63 @@ static uint8_t is_candidate(const routing_neighbor *n)
     return routes_to_root(n) && n->quality >= ROUTING_QUALITY_MIN;
 }
 
-/* Closer to the root, then better link, then lower id: a total order, so ties are reproducible. */
-static uint8_t better(const routing_neighbor *a, const routing_neighbor *b)
+/* Sends to n that would be acknowledged, 0..255, as far as what we hear of n tells:
+ * as if the link were as good both ways. */
+static uint8_t heard_both_ways(const routing_neighbor *n)
 {
-    if (a->depth != b->depth) {
-        return a->depth < b->depth;
+    return (uint8_t)(((uint16_t)n->quality * n->quality) / 255u);
+}
+
+/* The same from the parent's acks once we send to it, else from what we hear. */
+static uint8_t link_value(const routing *rt, uint8_t slot)
+{
+    if (slot == rt->parent_slot && (rt->flags & ROUTING_F_PARENT_ACKS))
+        return rt->parent_link;
+    return heard_both_ways(&rt->nb[slot]);
+}
+
+/* Enough of n's packets were due to judge its link (a fresh estimate says nothing). */
+static uint8_t link_judged(const routing_neighbor *n)
+{
+    return (n->flags & ROUTING_NB_SEEN_MASK) >= ROUTING_NB_SEEN_MATURE;
+}
+
+/* A link that loses few sends or acks. */
+static uint8_t link_good(const routing *rt, uint8_t slot)
+{
+    return link_judged(&rt->nb[slot]) && link_value(rt, slot) >= ROUTING_LINK_GOOD;
+}
+
+/*
+ * One known to lose half the sends or more. Depth alone picks long, lossy links
+ * (a diagonal to the root over two short hops), and the subtree behind one
+ * loses what the retries cannot carry. A link not judged yet is not lossy: a
+ * tree forms by depth first, as fast as beacons spread.
+ */
+static uint8_t link_lossy(const routing *rt, uint8_t slot)
+{
+    return link_judged(&rt->nb[slot]) && link_value(rt, slot) < ROUTING_LINK_POOR;
+}
+
+/* A link not known to be lossy first, then closer to the root, then the better
+ * link, then the lower id: a total order, so ties are reproducible. */
+static uint8_t better(const routing *rt, uint8_t a, uint8_t b)
+{
+    const routing_neighbor *na = &rt->nb[a], *nb = &rt->nb[b];
+    uint8_t va, vb;
+
+    if (link_lossy(rt, a) != link_lossy(rt, b)) {
+        return link_lossy(rt, b);
     }
-    if (a->quality != b->quality) {
-        return a->quality > b->quality;
+    if (na->depth != nb->depth) {
+        return na->depth < nb->depth;
     }
-    return a->id < b->id;
+    va = heard_both_ways(na);
+    vb = heard_both_ways(nb);
+    if (va != vb) {
+        return va > vb;
+    }
+    return na->id < nb->id;
 }
 
 /* Worse-first eviction order: long silent, then weakest link, then the later slot. */
@@ -151,6 +198,17 @@ static uint8_t admit(routing *rt, uint16_t id, uint8_t hopcount)
  * While duty cycled the gap also counts packets sent while we slept, so the
  * estimate drifts low; the parent is then judged by misses, not by quality.
  */
+static void count_due(routing_neighbor *n, uint8_t packets)
+{
+    uint8_t seen = (uint8_t)(n->flags & ROUTING_NB_SEEN_MASK);
+    uint8_t room = (uint8_t)((ROUTING_NB_SEEN_MASK - seen) / ROUTING_NB_SEEN_ONE);
+
+    if (packets > room) {
+        packets = room;
+    }
+    n->flags = (uint8_t)(n->flags + packets * ROUTING_NB_SEEN_ONE);
+}
+
 static void estimate_link(routing_neighbor *n, uint16_t seqno)
 {
     uint8_t gap = (uint8_t)(seqno - n->last_seqno);
@@ -159,13 +217,32 @@ static void estimate_link(routing_neighbor *n, uint16_t seqno)
         return; /* a link-layer retransmission, already counted */
     }
     if (gap <= ROUTING_MAX_GAP) {
+        count_due(n, gap);
         for (; gap > 1; gap--) {
             n->quality = quality_miss(n->quality);
         }
+    } else {
+        count_due(n, 1);
     }
     /* beyond ROUTING_MAX_GAP (or backwards): the sender rebooted; restart the reference */
     n->quality = quality_hit(n->quality);
     n->last_seqno = (uint8_t)seqno;
+}
+
+/*
+ * Leaving a parent, keep what its acks said in its link estimate, so that a
+ * parent left for losing our sends does not look as good as it sounds and win
+ * us back at once (asleep, nothing else revises the estimate).
+ */
+static void remember_acks(routing *rt)
+{
+    uint16_t target = (uint16_t)rt->parent_link * 255u;
+    uint8_t r = 0;
+
+    while (r < 255u && (uint16_t)(r + 1u) * (r + 1u) <= target) {
+        r++;
+    }
+    rt->nb[rt->parent_slot].quality = r;
 }
 
 static void set_parent(routing *rt, uint8_t slot)
@@ -177,6 +254,9 @@ static void set_parent(routing *rt, uint8_t slot)
     if (id != rt->parent) {
         rt->stats.parent_changes++;
         rt->parent_misses = 0;
+        if ((rt->flags & ROUTING_F_PARENT_ACKS) && rt->parent_slot != NO_SLOT)
+            remember_acks(rt);
+        rt->flags &= (uint8_t)~ROUTING_F_PARENT_ACKS;
     }
     if (slot == NO_SLOT && rt->parent != ROUTING_PARENT_NONE) {
         rt->lost_depth = rt->depth;
@@ -194,6 +274,7 @@ static void set_parent(routing *rt, uint8_t slot)
             /* estimates made while asleep ran low: judge every link afresh, awake */
             if ((rt->flags & ROUTING_F_DUTY_CYCLED) && rt->nb[i].quality < ROUTING_QUALITY_INIT) {
                 rt->nb[i].quality = ROUTING_QUALITY_INIT;
+                rt->nb[i].flags &= (uint8_t)~ROUTING_NB_SEEN_MASK;
             }
         }
     }
@@ -203,6 +284,9 @@ static void set_parent(routing *rt, uint8_t slot)
         rt->depth = ROUTING_DEPTH_NONE;
         rt->cost = COST_NONE;
         return;
+    }
+    if (rt->depth == ROUTING_DEPTH_NONE || rt->nb[slot].depth + 1u > rt->depth) {
+        rt->settled = 0;
     }
     rt->depth = (uint8_t)(rt->nb[slot].depth + 1u);
     cost = (uint32_t)rt->nb[slot].cost + link_etx16(rt->nb[slot].quality);
@@ -232,11 +316,66 @@ static uint8_t safe_after_loss(const routing *rt, const routing_neighbor *n, uin
            period_end || n->depth < rt->lost_depth;
 }
 
+/*
+ * Whether nb[slot] may replace a working parent. A neighbour closer to the root
+ * than we are cannot be our descendant. One as deep as we are, heard this
+ * period, may replace a lossy parent with a good link (two good hops for one
+ * lossy one), but only awake and once our depth has not grown for
+ * ROUTING_SETTLE_PERIODS. Asleep, we miss most of what neighbours say: one heard
+ * at our depth may since have moved below us (a two-node loop was seen on a
+ * lossy 100-node grid). Awake, depths are fresh to a beacon period, and:
+ * a descendant k hops below us advertises our depth + k, stale by what our depth
+ * grew since it last heard its parent, and it hears of a change about a hop a
+ * period. Grown by one, only a child (never chosen) could match our depth.
+ */
+static uint8_t may_replace_parent(const routing *rt, uint8_t slot)
+{
+    const routing_neighbor *n = &rt->nb[slot];
+
+    if (n->depth < rt->depth) {
+        return 1;
+    }
+    return n->depth == rt->depth && link_good(rt, slot) && n->silent == 0 &&
+           !(rt->flags & (ROUTING_F_DUTY_CYCLED | ROUTING_F_LINK_SWITCHED)) &&
+           rt->settled >= ROUTING_SETTLE_PERIODS;
+}
+
+enum { KEEP = 0, SWITCH = 1, SWITCH_FOR_LINK = 2 };
+
+/*
+ * Whether nb[cand] is clearly better than the working parent nb[cur] (no
+ * flapping), and why: SWITCH_FOR_LINK (a good link for one known to be lossy)
+ * happens once a period, as the acks that judged the parent may have met a
+ * passing collision storm rather than a bad link.
+ */
+static uint8_t worth_switching(const routing *rt, uint8_t cur, uint8_t cand)
+{
+    uint8_t lossy_cur = link_lossy(rt, cur), lossy_cand = link_lossy(rt, cand);
+    uint8_t v_cur = link_value(rt, cur), v_cand = link_value(rt, cand);
+
+    if (lossy_cur && link_good(rt, cand)) {
+        return v_cand >= (uint16_t)v_cur + ROUTING_SWITCH_MARGIN && !(rt->flags & ROUTING_F_LINK_SWITCHED) &&
+                       (rt->flags & (ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY)) !=
+                           (ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY)
+                   ? SWITCH_FOR_LINK
+                   : KEEP;
+    }
+    if (lossy_cand && !lossy_cur) {
+        return KEEP;
+    }
+    if (rt->nb[cand].depth != rt->nb[cur].depth) {
+        return rt->nb[cand].depth < rt->nb[cur].depth ? SWITCH : KEEP;
+    }
+    /* Between links judged alike, what we hear of both: acks also count collisions,
+     * so a parent judged by them would always look worse than its siblings. */
+    return rt->nb[cand].quality >= (uint16_t)rt->nb[cur].quality + ROUTING_SWITCH_MARGIN ? SWITCH : KEEP;
+}
+
 static void reselect(routing *rt, uint8_t period_end)
 {
     const routing_neighbor *cur, *cand;
     uint8_t best = NO_SLOT;
-    uint8_t have_parent, i;
+    uint8_t have_parent, i, why;
 
     if (rt->flags & ROUTING_F_ROOT) {
         return;
@@ -245,8 +384,9 @@ static void reselect(routing *rt, uint8_t period_end)
     have_parent = rt->parent_slot != NO_SLOT && routes_to_root(&rt->nb[rt->parent_slot]) &&
                   rt->nb[rt->parent_slot].depth < rt->depth;
     for (i = 0; i < rt->n_nb; i++) {
-        if (is_candidate(&rt->nb[i]) && (have_parent || safe_after_loss(rt, &rt->nb[i], period_end)) &&
-            (best == NO_SLOT || better(&rt->nb[i], &rt->nb[best]))) {
+        if (is_candidate(&rt->nb[i]) &&
+            (have_parent ? may_replace_parent(rt, i) : safe_after_loss(rt, &rt->nb[i], period_end)) &&
+            (best == NO_SLOT || better(rt, i, best))) {
             best = i;
         }
     }
@@ -255,9 +395,11 @@ static void reselect(routing *rt, uint8_t period_end)
         cand = best == NO_SLOT ? cur : &rt->nb[best];
         /* hysteresis: keep a working parent unless clearly beaten; while switches are
          * held (mid-epoch), keep it anyway */
-        if (cand == cur || cand->depth > cur->depth || (rt->flags & ROUTING_F_HOLD) ||
-            (cand->depth == cur->depth && cand->quality < (uint16_t)cur->quality + ROUTING_SWITCH_MARGIN)) {
+        why = cand == cur || (rt->flags & ROUTING_F_HOLD) ? KEEP : worth_switching(rt, rt->parent_slot, best);
+        if (why == KEEP) {
             best = rt->parent_slot; /* kept; its depth may have changed */
+        } else if (why == SWITCH_FOR_LINK) {
+            rt->flags |= ROUTING_F_LINK_SWITCHED;
         }
     }
     set_parent(rt, best);
@@ -435,6 +577,10 @@ void routing_tick(routing *rt)
 
     rt->deepest_prev = rt->deepest; /* children that left stop counting after two periods */
     rt->deepest = 0;
+    rt->flags &= (uint8_t)~ROUTING_F_LINK_SWITCHED;
+    if (rt->settled < 0xFFu) {
+        rt->settled++;
+    }
 
     if (rt->depth == ROUTING_DEPTH_NONE) {
         reselect(rt, 1);
@@ -469,12 +615,42 @@ void routing_hold_switches(routing *rt, uint8_t on)
     }
 }
 
+/* The first ack outcome from a new parent starts from what we heard of it. */
+static void parent_link_start(routing *rt)
+{
+    if (!(rt->flags & ROUTING_F_PARENT_ACKS)) {
+        rt->parent_link = heard_both_ways(&rt->nb[rt->parent_slot]);
+        rt->flags |= ROUTING_F_PARENT_ACKS;
+    }
+}
+
+void routing_keep_steady(routing *rt, uint8_t on)
+{
+    rt->flags = (uint8_t)(on ? rt->flags | ROUTING_F_STEADY : rt->flags & ~ROUTING_F_STEADY);
+}
+
 void routing_parent_acked(routing *rt)
 {
     if (rt->parent_slot != NO_SLOT) {
         rt->nb[rt->parent_slot].silent = 0;
         rt->parent_misses = 0;
     }
+}
+
+void routing_parent_took(routing *rt, uint8_t tries)
+{
+    int16_t to, link;
+
+    if (rt->parent_slot == NO_SLOT) {
+        return;
+    }
+    parent_link_start(rt);
+    to = (int16_t)(tries ? 255u / tries : 0u);
+    link = (int16_t)rt->parent_link;
+    /* alpha 1/4, rounded away from the estimate so that both ends are reached */
+    link = (int16_t)(link + (to >= link ? (to - link + 3) / 4 : -((link - to + 3) / 4)));
+    rt->parent_link = (uint8_t)link;
+    reselect(rt, 0);
 }
 
 void routing_parent_missed(routing *rt, uint8_t limit)

@@ -13,12 +13,23 @@
  *     sender takes a free slot, else replaces the worst non-parent entry (long
  *     silent first, then lowest quality) if that one is weaker than a fresh
  *     entry, or is no parent candidate while the newcomer is.
+ *   - Link value: the share of our sends that would be acknowledged, 0..255.
+ *     For the parent, once we send to it, an EWMA (alpha 1/4) of 1/tries per
+ *     result (routing_parent_took: the data path's feedback, collisions
+ *     included); for others, quality^2/255 (as if the link were as good both
+ *     ways). A link is judged after ROUTING_NB_SEEN_MATURE of the sender's
+ *     packets were due, and good at >= ROUTING_LINK_GOOD.
  *   - Parent = among eligible neighbours (heard recently, quality >=
- *     ROUTING_QUALITY_MIN, not our child) the one with the smallest depth, then
- *     the best quality, then the lowest id: the best link one level closer to
- *     the root. The current parent is kept unless a candidate is strictly
- *     closer to the root or better by ROUTING_SWITCH_MARGIN at the same depth
- *     (no flapping). depth = parent depth + 1, at most ROUTING_MAX_DEPTH.
+ *     ROUTING_QUALITY_MIN, not our child) one whose link is not known to be
+ *     lossy (judged, below ROUTING_LINK_POOR) first, then the smallest depth,
+ *     then the best heard link, then the lowest id. The current parent is kept
+ *     unless a candidate is strictly closer to the root, or better heard by
+ *     ROUTING_SWITCH_MARGIN at the same depth, or has a good link while the
+ *     parent's is lossy: once a beacon period, not while duty cycled under
+ *     routing_keep_steady, and a candidate as deep as we are (two good hops for
+ *     one lossy one) only awake and heard this period. depth = parent depth + 1,
+ *     at most ROUTING_MAX_DEPTH. A parent left keeps what its acks said in its
+ *     estimate, or it would sound good again and win us back at once.
  *   - Node 0 is the root: depth 0, pseudo-parent TOS_UART_ADDR, never changes.
  *   - Beacons (AM 250): mhop header + RoutePacket {parent u16, cost u16,
  *     estEntries u8, estEntries x {id u16, receiveEst u8}}. The node glue sends
@@ -27,11 +38,13 @@
  *     selected.
  *   - Duty cycling (a query runs, routing_set_duty_cycled): the node sleeps
  *     through most of its parent's packets, so a silent beacon period says
- *     nothing about it. The parent is then judged by what the node expected
- *     to hear: the glue reports each listening window in which the parent
- *     stayed silent (routing_parent_missed); any packet or ack from it clears
- *     the count (routing_parent_acked); enough in a row drop it. Other neighbours still age per period, so their depths go
- *     stale and stop counting as routes.
+ *     nothing about it, and seqno gaps count packets sent while it slept (the
+ *     estimates drift low; the parent's link is judged by its acks). Whether
+ *     the parent lives is judged by what the node expected to hear: the glue
+ *     reports each listening window in which the parent stayed silent
+ *     (routing_parent_missed); any packet or ack from it clears the count
+ *     (routing_parent_acked); enough in a row drop it. Other neighbours still
+ *     age per period, so their depths go stale and stop counting as routes.
  *   - Loops: a neighbour that names us as its parent is never chosen, and a
  *     parent that becomes as deep as we are is dropped (it may route through
  *     us; this stops count-to-infinity). After losing its parent a node only
@@ -41,8 +54,11 @@
  *     period among the neighbours heard since the loss (fresh depths); the
  *     node glue keeps it listening meanwhile (routing_searching) and answers
  *     a child's send with a beacon advertising ROUTING_DEPTH_NONE, so the
- *     subtree drops it before its stale depths can lure it into a loop. The cost is a cumulative ETX (1/16 units) advertised for
- *     diagnostics; selection uses depth and link quality.
+ *     subtree drops it before its stale depths can lure it into a loop. A
+ *     neighbour as deep as we are is taken for its good link only once our
+ *     depth has not grown for ROUTING_SETTLE_PERIODS: a descendant's depth is
+ *     stale by what ours grew, and only a child (never chosen) can then match. The cost is a cumulative
+ *     ETX (1/16 units) advertised for diagnostics.
  *   - Forwarding checks: a packet already seen is a duplicate -- a neighbour
  *     resends only the packet it sent us last (its queue goes one packet at a
  *     time), so its entry keeps that packet's seqno, however many others pass
@@ -67,8 +83,11 @@
 #define ROUTING_PARENT_NONE TOS_BCAST_ADDR
 #define ROUTING_QUALITY_INIT 128u      /* link quality after the first packet heard */
 #define ROUTING_QUALITY_MIN 96u        /* below this a neighbour is no parent candidate */
-#define ROUTING_SWITCH_MARGIN 32u      /* same-depth candidate must beat the parent by this */
+#define ROUTING_LINK_GOOD 170u         /* 2 of 3 sends acked (receive rate 208/255 both ways) */
+#define ROUTING_LINK_POOR 128u         /* half the sends unacked: worth leaving for a good link */
+#define ROUTING_SWITCH_MARGIN 32u      /* a candidate must beat the parent's link by this */
 #define ROUTING_PARENT_LOST_PERIODS 3u /* beacon periods without hearing the parent */
+#define ROUTING_SETTLE_PERIODS 3u      /* depth unchanged this long before taking a sibling */
 #define ROUTING_MAX_GAP 16u            /* a larger seqno jump is a reboot, not 16+ losses */
 #define ROUTING_PARENT_MAX_MISSES 8u   /* silent listening windows in a row, duty cycled */
 
@@ -87,6 +106,9 @@
 #define ROUTING_F_DUTY_CYCLED 0x02u /* asleep most of the time: silence is no sign of loss */
 #define ROUTING_F_LOST_ROUTE 0x04u /* unrouted after having had a parent: descendants may linger */
 #define ROUTING_F_HOLD 0x08u       /* a working parent is kept, however a neighbour compares */
+#define ROUTING_F_LINK_SWITCHED 0x10u /* left a lossy parent (or deepened) this period */
+#define ROUTING_F_PARENT_ACKS 0x20u /* parent_link holds the parent's acks */
+#define ROUTING_F_STEADY 0x40u     /* duty cycled, a lossy parent is kept (routing_keep_steady) */
 
 /* What to do with a multihop packet addressed to this node. */
 typedef enum routing_verdict {
@@ -110,6 +132,11 @@ typedef struct routing_neighbor {
 /* routing_neighbor.flags */
 #define ROUTING_NB_CHILD 0x01u     /* its last beacon (or result) named us as parent */
 #define ROUTING_NB_DATA_SEEN 0x02u /* data_seq holds something */
+/* Packets the neighbour sent since admitted (heard or missed), saturating: a link is
+ * judged good or lossy only after ROUTING_NB_SEEN_MATURE of them. */
+#define ROUTING_NB_SEEN_ONE 0x04u
+#define ROUTING_NB_SEEN_MASK 0x1Cu
+#define ROUTING_NB_SEEN_MATURE (5u * ROUTING_NB_SEEN_ONE)
 
 typedef struct routing_stats { /* diagnostics, wrapping */
     uint16_t dup_drops;
@@ -139,6 +166,8 @@ typedef struct routing {
     uint8_t lost_depth;    /* depth before the route was lost */
     uint8_t deepest;       /* deepest depth children advertised this period (0: none) */
     uint8_t deepest_prev;  /* ... and in the period before */
+    uint8_t parent_link;   /* EWMA of 1/tries to the parent (F_PARENT_ACKS) */
+    uint8_t settled;       /* routing_tick() periods since our depth last grew */
 } routing;
 
 void routing_init(routing *rt, uint16_t self);
@@ -196,8 +225,22 @@ void routing_set_duty_cycled(routing *rt, uint8_t on);
  */
 void routing_hold_switches(routing *rt, uint8_t on);
 
+/*
+ * While on and duty cycled, a working parent is not left for a better link, only
+ * when lost or for one closer to the root. A node whose records are merged up the
+ * tree (aggregates) keeps it: a subtree that moves loses an epoch or two of
+ * records on the way, more than a lossy link loses while the query runs.
+ */
+void routing_keep_steady(routing *rt, uint8_t on);
+
 /* The parent acknowledged a send: it is alive and hears us. */
 void routing_parent_acked(routing *rt);
+/*
+ * The data path's verdict on the link to the parent: a result was taken after
+ * `tries` sends, or given up (0). Sends that met a parent known to be busy (no
+ * queue room) are no tries (core/txpath.c): congestion is not the link's fault.
+ */
+void routing_parent_took(routing *rt, uint8_t tries);
 
 /* A window in which the parent may have been heard passed in silence; `limit` such
  * windows in a row drop it (at least ROUTING_PARENT_MAX_MISSES: the glue knows how many

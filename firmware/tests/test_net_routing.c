@@ -238,6 +238,50 @@ static void test_prefers_better_link(void)
     CHECK(routing_parent_quality(&nw.rt[2]) > 200);
 }
 
+/* Node 2 hears the root over a link that loses every 2nd packet, and node 1 (one hop
+ * from the root) perfectly: two good hops before one lossy one. */
+static void test_two_good_hops_beat_one_lossy(void)
+{
+    static net nw;
+    int r;
+
+    net_init(&nw, 3);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 0, 2, 2);
+    connect(&nw, 1, 2, 1);
+    for (r = 0; r < 20; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+    CHECK_EQ(routing_depth(&nw.rt[2]), 2);
+}
+
+/* A parent heard well but whose acks say most sends fail is left for a good link
+ * one hop deeper -- awake, where depths are fresh; never asleep. */
+static void test_acks_judge_the_parent(void)
+{
+    static net nw;
+    int r, asleep;
+
+    for (asleep = 0; asleep < 2; asleep++) {
+        net_init(&nw, 3);
+        connect(&nw, 0, 1, 1);
+        connect(&nw, 0, 2, 1);
+        connect(&nw, 1, 2, 1);
+        for (r = 0; r < 8; r++) {
+            net_round(&nw);
+        }
+        CHECK_EQ(routing_parent(&nw.rt[2]), 0);
+        routing_set_duty_cycled(&nw.rt[2], (uint8_t)asleep);
+        for (r = 0; r < 6; r++) {
+            routing_parent_took(&nw.rt[2], 4); /* four sends a result */
+        }
+        net_round(&nw);
+        CHECK_EQ(routing_parent(&nw.rt[2]), asleep ? 0 : 1);
+        CHECK_EQ(routing_depth(&nw.rt[2]), asleep ? 1 : 2);
+    }
+}
+
 static void test_parent_loss_reselects(void)
 {
     static net nw;
@@ -609,6 +653,8 @@ int main(void)
     test_chain();
     test_grid();
     test_prefers_better_link();
+    test_two_good_hops_beat_one_lossy();
+    test_acks_judge_the_parent();
     test_parent_loss_reselects();
     test_no_two_node_loop();
     test_link_estimate_from_gaps();
