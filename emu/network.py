@@ -398,6 +398,14 @@ class Network:
             )
         return Routing(parent, depth)
 
+    def logical_times_ms(self) -> np.ndarray:
+        """Every node's logical clock now (ms, by node index): the time it cuts epochs by."""
+        with self._lock:
+            return np.array(
+                [lib.mote_logical_time(lib.emu_net_mote(self._net, i)) for i in range(self.n)],
+                dtype=np.uint32,
+            )
+
     def mote_stats(self, node: int) -> dict[str, Any]:
         """The firmware's own counters of one node (firmware/core/mote_stats.h): results
         sent and forwarded, queue drops, commands executed, samples per attribute..."""

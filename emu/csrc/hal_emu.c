@@ -84,6 +84,11 @@ static void hal_leds(void *ctx, uint8_t bits)
     net_of(ctx)->leds[id_of(ctx)] = bits;
 }
 
+static uint32_t hal_rx_started_ms(void *ctx)
+{
+    return ((emu_node *)ctx)->rx_started_ms;
+}
+
 static uint16_t hal_rand16(void *ctx)
 {
     return (uint16_t)(emu_rng_next(&net_of(ctx)->node_rng[id_of(ctx)]) >> 48);
@@ -109,6 +114,7 @@ void emu_hal_bind(emu_node *node, emu_net *net, uint32_t id)
     node->hal.selective_acks = 1; /* the CC1000 stack acks in software */
     node->hal.leds = hal_leds;
     node->hal.rand16 = hal_rand16;
+    node->hal.rx_started_ms = hal_rx_started_ms;
     node->hal.observe = net->obs.on ? hal_observe : NULL;
 }
 

@@ -295,6 +295,8 @@ static void start_tx(emu_medium *m, uint32_t s, uint64_t now_us)
     m->rx[s].transmitting = 1;
     m->counters[EMU_CNT_SENT][s]++;
     m->on_tx(m->owner, s, 1);
+    if (m->on_frame_start)
+        m->on_frame_start(m->owner, s, t->buf, t->len);
     if (m->sinr) {
         m->rx[s].locked = 0; /* a half-duplex radio drops what it was receiving */
         spread_sinr(m, s, t->id, end_us);

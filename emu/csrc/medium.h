@@ -96,6 +96,8 @@
 typedef uint8_t (*medium_rx_fn)(void *owner, uint32_t node, const uint8_t *msg, uint8_t len);
 typedef void (*medium_done_fn)(void *owner, uint32_t node, uint8_t acked);
 typedef void (*medium_tx_fn)(void *owner, uint32_t node, int on);
+/* The sender's start symbol: its frame may still be rewritten (time stamps). */
+typedef void (*medium_frame_fn)(void *owner, uint32_t node, uint8_t *msg, uint8_t len);
 
 typedef struct medium_rx {
     uint64_t hear_until; /* channel busy at this node until then */
@@ -147,6 +149,7 @@ typedef struct emu_medium {
     medium_rx_fn on_rx;
     medium_done_fn on_done;
     medium_tx_fn on_tx;
+    medium_frame_fn on_frame_start; /* may be NULL */
 } emu_medium;
 
 int medium_init(emu_medium *m, uint32_t n, const emu_platform *p, int lossless, uint64_t seed,

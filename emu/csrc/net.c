@@ -16,7 +16,17 @@ static uint32_t fault_slot(const emu_net *net, uint32_t k) { return 2u * net->cf
 static uint8_t on_radio_rx(void *owner, uint32_t node, const uint8_t *msg, uint8_t len)
 {
     emu_net *net = owner;
+    /* delivered at the frame's end: its start symbol came one airtime earlier */
+    net->nodes[node].rx_started_ms =
+        (uint32_t)((net->now_us - net->medium.airtime_us[len]) / 1000u);
     return net->alive[node] && mote_on_radio_rx(emu_mote(net, node), msg, len);
+}
+
+static void on_frame_start(void *owner, uint32_t node, uint8_t *msg, uint8_t len)
+{
+    emu_net *net = owner;
+    if (net->alive[node])
+        mote_on_frame_start(emu_mote(net, node), msg, len);
 }
 
 static void on_send_done(void *owner, uint32_t node, uint8_t acked)
@@ -108,6 +118,7 @@ emu_net *emu_net_new(const emu_config *cfg)
     net->medium.on_rx = on_radio_rx;
     net->medium.on_done = on_send_done;
     net->medium.on_tx = on_tx;
+    net->medium.on_frame_start = on_frame_start;
     net->medium.counters = net->counters;
     for (i = 0; i < n; i++) {
         emu_hal_bind(&net->nodes[i], net, i);

@@ -23,6 +23,7 @@ typedef struct emu_node {
     mote_hal hal;
     emu_net *net;
     uint32_t id;
+    uint32_t rx_started_ms; /* hal.h rx_started_ms of the frame being delivered */
 } emu_node;
 
 struct emu_net {

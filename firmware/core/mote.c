@@ -298,6 +298,11 @@ void mote_on_send_done(mote_state *st, uint8_t acked)
     settle(st);
 }
 
+void mote_on_frame_start(mote_state *st, uint8_t *tos_msg, uint8_t len)
+{
+    tx_frame_start(st, tos_msg, len);
+}
+
 void mote_on_uart_rx(mote_state *st, const uint8_t *bytes, uint16_t len)
 {
     uint16_t i;

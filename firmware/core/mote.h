@@ -34,6 +34,10 @@ void mote_on_alarm(mote_state *st);
  * must not acknowledge it. */
 uint8_t mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len);
 void mote_on_send_done(mote_state *st, uint8_t acked);
+/* The start symbol of the node's own frame (the one radio_send handed over) is on
+ * the air and its payload is still to go: the core may rewrite tos_msg's time
+ * stamps in place (hal.h). */
+void mote_on_frame_start(mote_state *st, uint8_t *tos_msg, uint8_t len);
 void mote_on_uart_rx(mote_state *st, const uint8_t *bytes, uint16_t len);
 
 /*

@@ -2,9 +2,17 @@
 
 #include "runs.h"
 
+/* Logical time at the start symbol of the frame being received (hal.h). */
+static uint32_t frame_started(const mote_state *st)
+{
+    if (!st->hal->rx_started_ms)
+        return mote_now(st);
+    return st->hal->rx_started_ms(st->hal->ctx) + (uint32_t)st->clock_offset;
+}
+
 void timesync_adopt(mote_state *st, uint32_t remote_ms)
 {
-    int32_t diff = (int32_t)(remote_ms - mote_now(st));
+    int32_t diff = (int32_t)(remote_ms - frame_started(st));
     uint8_t i;
     if (st->id == MOTE_ROOT_ID || (diff > -TIME_SYNC_MIN_MS && diff < TIME_SYNC_MIN_MS))
         return;

@@ -69,6 +69,31 @@ static void stamp_time(const mote_state *st, uint8_t *field)
     le16_put(field + 3, (uint16_t)(now >> 16));
 }
 
+/* Where a frame carries a timeSyncData field, NULL if it has none: query parts and
+ * results do (§5.1, §7.1). */
+static uint8_t *time_field(uint8_t *pkt, uint8_t len)
+{
+    tos_header h;
+    uint8_t at;
+    if (len < TOS_HEADER_LEN)
+        return 0;
+    tos_header_unpack(&h, pkt);
+    if (h.type == AM_QUERY)
+        at = TOS_HEADER_LEN + QMSG_TIME;
+    else if (h.type == AM_DATA)
+        at = TOS_HEADER_LEN + MHOP_HEADER_LEN + QR_OFF_TIME;
+    else
+        return 0;
+    return (uint32_t)at + 5u <= len ? pkt + at : 0;
+}
+
+void tx_frame_start(mote_state *st, uint8_t *pkt, uint8_t len)
+{
+    uint8_t *field = time_field(pkt, len);
+    if (field)
+        stamp_time(st, field);
+}
+
 /* TOS header + multihop header + payload for a result from `origin`. */
 static uint8_t build_result_packet(mote_state *st, uint8_t *pkt, const uint8_t *payload,
                                    uint8_t len, uint16_t origin)

@@ -59,6 +59,10 @@ void tx_pump(mote_state *st);
 /* The radio finished the packet in flight; `acked` by the addressee (unicast). */
 void tx_done(mote_state *st, uint8_t acked);
 
+/* The start symbol of the frame in flight is on the air: stamp its time sync field
+ * again, so a receiver sees the time the frame began, not when it was handed over. */
+void tx_frame_start(mote_state *st, uint8_t *pkt, uint8_t len);
+
 /* 1 if control packets may go (inside some query's own interval, none running, or
  * while the node searches for a route and is awake anyway). */
 uint8_t tx_gate(const mote_state *st);

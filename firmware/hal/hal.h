@@ -15,6 +15,10 @@
  *     (5-byte header + `length` data bytes, no CRC); the platform does carrier
  *     sense, backoff, airtime and link-layer ack, then calls
  *     mote_on_send_done(). A send while one is in flight is refused (returns 0).
+ *     A platform that can should call mote_on_frame_start() when the frame's
+ *     start symbol goes out, before the payload does (TinyOS's
+ *     RadioSendCoordinator.startSymbol): the core stamps its time sync fields
+ *     then, so the stamp does not age by the carrier-sense backoff.
  *   - The UART is a byte pipe: uart_send() gets already framed bytes
  *     (TinyOS 1.x HDLC framing is done in the core, as on a real mote).
  *   - Sensors are read synchronously; the platform charges the per-attribute
@@ -78,6 +82,11 @@ typedef struct mote_hal {
     void (*leds)(void *ctx, uint8_t bits);
     uint16_t (*rand16)(void *ctx);
     void (*observe)(void *ctx, const mote_observation *obs); /* may be NULL */
+    /* May be NULL. The platform's now_ms() at the start symbol of the frame that
+     * mote_on_radio_rx is delivering: time stamps in it are compared with this, so
+     * the frame's airtime is not taken for clock skew. NULL: the delivery time, as
+     * TinyDB's receivers do (they adopt a stamp verbatim). */
+    uint32_t (*rx_started_ms)(void *ctx);
 } mote_hal;
 
 #endif /* MOTE_HAL_H */

@@ -307,6 +307,85 @@ static void test_deep_chain_relays_every_tuple(void)
     CHECK(sleeps > EPOCHS * UNITS * 10 / 2); /* the leaf still sleeps most of the time */
 }
 
+static uint32_t read_stamp(const uint8_t *field)
+{
+    return (uint32_t)(field[1] | field[2] << 8) | (uint32_t)(field[3] | field[4] << 8) << 16;
+}
+
+/* The start symbol restamps query parts and results, and nothing else. */
+static void test_time_stamped_at_start_symbol(void)
+{
+    uint8_t pkt[TOS_MSG_MAX], before[TOS_MSG_MAX];
+    tos_header h = {0, AM_DATA, TOS_DEFAULT_GROUP, MHOP_HEADER_LEN + QR_LEN};
+    sim_init(&s, 1);
+    s.now = 70000;
+    memset(pkt, 0xAB, sizeof pkt);
+    tos_header_pack(&h, pkt);
+    mote_on_frame_start(&s.node[0].st, pkt, (uint8_t)(TOS_HEADER_LEN + h.length));
+    CHECK_EQ(pkt[TOS_HEADER_LEN + MHOP_HEADER_LEN + QR_OFF_TIME], 0);
+    CHECK_EQ(read_stamp(pkt + TOS_HEADER_LEN + MHOP_HEADER_LEN + QR_OFF_TIME),
+             mote_logical_time(&s.node[0].st));
+    h.type = AM_QUERY;
+    h.length = T_QMSG_LEN;
+    tos_header_pack(&h, pkt);
+    mote_on_frame_start(&s.node[0].st, pkt, (uint8_t)(TOS_HEADER_LEN + h.length));
+    CHECK_EQ(read_stamp(pkt + TOS_HEADER_LEN + QMSG_TIME), mote_logical_time(&s.node[0].st));
+    /* a beacon has no stamp; a frame too short for one is left alone */
+    h.type = AM_ROUTE_BEACON;
+    tos_header_pack(&h, pkt);
+    memcpy(before, pkt, sizeof pkt);
+    mote_on_frame_start(&s.node[0].st, pkt, (uint8_t)(TOS_HEADER_LEN + h.length));
+    CHECK(memcmp(before, pkt, sizeof pkt) == 0);
+    h.type = AM_DATA;
+    h.length = MHOP_HEADER_LEN + QR_OFF_TIME + 4u;
+    tos_header_pack(&h, pkt);
+    memcpy(before, pkt, sizeof pkt);
+    mote_on_frame_start(&s.node[0].st, pkt, (uint8_t)(TOS_HEADER_LEN + h.length));
+    CHECK(memcmp(before, pkt, sizeof pkt) == 0);
+}
+
+static uint32_t g_rx_started;
+static uint32_t h_rx_started(void *ctx)
+{
+    (void)ctx;
+    return g_rx_started;
+}
+
+/* A result overheard from the parent, delivered at the frame's end: node 2 compares
+ * the parent's stamp with its own time at the start symbol. An airtime of 30 ms is not
+ * skew; a stamp 40 ms ahead of the start symbol is. */
+static void overhear_parent_result(uint32_t stamp)
+{
+    uint8_t pkt[TOS_MSG_MAX];
+    tos_header h = {MOTE_ROOT_ID, AM_DATA, TOS_DEFAULT_GROUP, MHOP_HEADER_LEN + QR_LEN};
+    mhop_header mh = {1, 1, 7, 1};
+    memset(pkt, 0, sizeof pkt);
+    tos_header_pack(&h, pkt);
+    mhop_header_pack(&mh, pkt + TOS_HEADER_LEN);
+    QR(pkt)[0] = 1;
+    QR(pkt)[2] = 1;
+    QR(pkt)[4] = QR_TUPLE;
+    QR(pkt)[QR_OFF_TIME + 1] = (uint8_t)(stamp & 0xFFu);
+    QR(pkt)[QR_OFF_TIME + 2] = (uint8_t)(stamp >> 8 & 0xFFu);
+    QR(pkt)[QR_OFF_TIME + 3] = (uint8_t)(stamp >> 16 & 0xFFu);
+    QR(pkt)[QR_OFF_TIME + 4] = (uint8_t)(stamp >> 24);
+    mote_on_radio_rx(&s.node[2].st, pkt, (uint8_t)(TOS_HEADER_LEN + h.length));
+}
+
+static void test_time_adopted_against_the_start_symbol(void)
+{
+    uint32_t t;
+    chain();
+    CHECK_EQ(mote_parent(&s.node[2].st), 1);
+    s.node[2].hal.rx_started_ms = h_rx_started;
+    t = mote_logical_time(&s.node[2].st);
+    g_rx_started = s.now - 30u;
+    overhear_parent_result(t - 30u);
+    CHECK_EQ(mote_logical_time(&s.node[2].st), t);
+    overhear_parent_result(t - 30u + 40u);
+    CHECK_EQ(mote_logical_time(&s.node[2].st), t + 40u);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -316,5 +395,7 @@ int main(int argc, char **argv)
     test_snooping_siblings();
     test_commands_status_and_delete();
     test_deep_chain_relays_every_tuple();
+    test_time_stamped_at_start_symbol();
+    test_time_adopted_against_the_start_symbol();
     return check_report(argv[0]);
 }

@@ -58,6 +58,13 @@ void mote_on_send_done(mote_state *st, uint8_t acked)
     st->acked = acked;
 }
 
+void mote_on_frame_start(mote_state *st, uint8_t *tos_msg, uint8_t len)
+{
+    (void)st;
+    (void)tos_msg;
+    (void)len;
+}
+
 void mote_on_uart_rx(mote_state *st, const uint8_t *bytes, uint16_t len)
 {
     /* echo, so the UART path can be checked */
