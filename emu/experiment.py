@@ -71,6 +71,8 @@ class QueryOutcome:
     freed_at: dict[int, int] = field(default_factory=dict)
     #: node -> virtual time (ms) of its last sample of the query
     last_sample_ms: dict[int, float] = field(default_factory=dict)
+    #: virtual time (ms) when the observation of the network ended
+    watched_until_ms: float | None = None
     #: node -> depth in the routing tree at each of its samples: (epoch -> depth)
     depth: dict[tuple[int, int], int] = field(default_factory=dict)
 
@@ -236,6 +238,7 @@ class _Runner:
             since = self.start_us[index]
             samples = samples_from(observed, qid, since)
             outcome.truth = ground_truth(outcome.query, samples)
+            outcome.watched_until_ms = self.session.clock() * 1000.0
             for sample in samples:
                 first, last = outcome.node_epochs.get(sample.node, (sample.epoch, sample.epoch))
                 outcome.node_epochs[sample.node] = (
@@ -308,6 +311,7 @@ def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:
         "having_rejected": [list(key) for key in truth.having_rejected],
         "stop_time_ms": None if outcome.stop_time_s is None else outcome.stop_time_s * 1000.0,
         "last_sample_ms": {str(n): t for n, t in sorted(outcome.last_sample_ms.items())},
+        "watched_until_ms": outcome.watched_until_ms,
         "anomalies": {
             "verdicts": truth.anomalies.verdicts,
             "unread": truth.anomalies.unread,

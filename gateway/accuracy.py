@@ -265,6 +265,8 @@ class TruthHeader:
     #: When the stop was sent and each node's last sample, in virtual ms (optional).
     stop_time_ms: float | None = None
     last_sample_ms: dict[int, float] = field(default_factory=dict)
+    #: When the emulator stopped watching the network, in virtual ms (optional).
+    watched_until_ms: float | None = None
     #: (epoch, group) that had readings but whose row HAVING rejected (optional)
     having_rejected: frozenset[tuple[int, int]] = frozenset()
 
@@ -382,6 +384,8 @@ def parse_header(record: Record, index: int) -> TruthHeader:
         }
         stop_time = record.get("stop_time_ms")
         stop_time_ms = None if stop_time is None else float(stop_time)
+        watched = record.get("watched_until_ms")
+        watched_until_ms = None if watched is None else float(watched)
         having_rejected = frozenset(
             (int(epoch), int(group)) for epoch, group in record.get("having_rejected") or ()
         )
@@ -400,6 +404,7 @@ def parse_header(record: Record, index: int) -> TruthHeader:
         anomalies=anomalies,
         stop_time_ms=stop_time_ms,
         last_sample_ms=last_sample_ms,
+        watched_until_ms=watched_until_ms,
         having_rejected=having_rejected,
     )
 
@@ -845,17 +850,23 @@ def _stop_lags(header: TruthHeader, stop: int) -> dict[int, int]:
 def _still_sampling(header: TruthHeader, stop: int, last_observed: int | None) -> list[int]:
     """Nodes that sampled in the last epoch watched, when some node sampled well after
     the stop. In time where the truth has the times (epoch numbers of deep nodes run
-    ahead, _stop_lags): within an epoch of the latest sample, that more than two epochs
-    after the stop was sent, and not released since."""
+    ahead, _stop_lags): within an epoch of the end of the watch (of the latest sample
+    when the truth does not say when the watch ended), that more than two epochs after
+    the stop was sent, and not released since."""
     period = header.epoch_ms
     if header.stop_time_ms is not None and header.last_sample_ms and period:
         latest = max(header.last_sample_ms.values())
         if latest - header.stop_time_ms <= 2 * period:
             return []
+        # A running node samples once a period: one whose last sample is older than
+        # that (and some slack for a retimed schedule) when the watch ended had stopped.
+        recent = (
+            latest - period
+            if header.watched_until_ms is None
+            else header.watched_until_ms - 1.5 * period
+        )
         return sorted(
-            n
-            for n, t in header.last_sample_ms.items()
-            if t >= latest - period and n not in header.freed_at
+            n for n, t in header.last_sample_ms.items() if t >= recent and n not in header.freed_at
         )
     if last_observed is None or last_observed <= stop:
         return []

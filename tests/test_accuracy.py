@@ -363,6 +363,22 @@ def test_stop_lag_is_counted_in_time_where_the_truth_has_the_times() -> None:
     assert (stop.stopped_within_2, stop.stopped_within_5) == (2 / 3, 1.0)
 
 
+def test_a_node_quiet_long_before_the_watch_ended_has_stopped_though_not_yet_freed() -> None:
+    # Node 1 was the last to sample, 2.2 epochs after the stop, then fell quiet; the watch
+    # ended 2.3 epochs later, before its drain freed it. Node 2 sampled until the end.
+    spans = {0: (1, 6), 1: (1, 9), 2: (1, 12)}
+    record = header(nodes=3, stopped_at=6, node_epochs=spans, freed_at={0: 7})
+    record["stop_time_ms"] = 10_000.0
+    end = 10_000.0 + 4.5 * 1024
+    record["last_sample_ms"] = {"0": 9_900.0, "1": 10_000.0 + 2.2 * 1024, "2": end - 100.0}
+    record["watched_until_ms"] = end
+    stop = compare([], [record]).queries[1].stop
+    assert stop is not None
+    assert stop.still_sampling == [2]
+    assert stop.lag_by_node == {0: 0, 1: 3, 2: 5}
+    assert stop.stopped_within_5 == 2 / 3
+
+
 def test_no_stop_section_without_a_stop() -> None:
     assert compare([], TUPLE_TRUTH).queries[1].stop is None
 
