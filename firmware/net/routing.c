@@ -348,19 +348,25 @@ enum { KEEP = 0, SWITCH = 1, SWITCH_FOR_LINK = 2 };
  * happens once a period, as the acks that judged the parent may have met a
  * passing collision storm rather than a bad link.
  */
+/* Leaving a lossy parent for its link: once a period, and not while duty-cycled
+ * aggregates hold the tree steady (a subtree that moves loses an epoch of records). */
+static uint8_t link_switch_allowed(const routing *rt)
+{
+    const uint8_t steady = ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY;
+    return !(rt->flags & ROUTING_F_LINK_SWITCHED) && (rt->flags & steady) != steady;
+}
+
 static uint8_t worth_switching(const routing *rt, uint8_t cur, uint8_t cand)
 {
-    uint8_t lossy_cur = link_lossy(rt, cur), lossy_cand = link_lossy(rt, cand);
-    uint8_t v_cur = link_value(rt, cur), v_cand = link_value(rt, cand);
+    uint8_t lossy_cur = link_lossy(rt, cur);
 
     if (lossy_cur && link_good(rt, cand)) {
-        return v_cand >= (uint16_t)v_cur + ROUTING_SWITCH_MARGIN && !(rt->flags & ROUTING_F_LINK_SWITCHED) &&
-                       (rt->flags & (ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY)) !=
-                           (ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY)
+        return link_value(rt, cand) >= (uint16_t)link_value(rt, cur) + ROUTING_SWITCH_MARGIN &&
+                       link_switch_allowed(rt)
                    ? SWITCH_FOR_LINK
                    : KEEP;
     }
-    if (lossy_cand && !lossy_cur) {
+    if (!lossy_cur && link_lossy(rt, cand)) {
         return KEEP;
     }
     if (rt->nb[cand].depth != rt->nb[cur].depth) {
