@@ -90,13 +90,15 @@ static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_
     if (!room_for(st, slot, v))
         return 0;
     verdict = routing_should_forward(&st->rt, mh);
-    if (verdict == ROUTING_DROP_DUP || verdict == ROUTING_DROP_CYCLE)
+    if (verdict == ROUTING_DROP_DUP)
         return 1;
-    /* A child still routes through us, awake right after its send: our beacon (depth
-     * 0xFF) tells it to look elsewhere, before a stale depth of its subtree lures us in.
-     * What it sent is refused, not taken and lost: it keeps it for its next parent. */
-    if (verdict == ROUTING_DROP_NO_ROUTE) {
-        if (routing_searching(&st->rt))
+    /* A child still routes through us, awake right after its send: our beacon tells it
+     * to look elsewhere -- depth 0xFF before a stale depth of its subtree lures us in;
+     * our depth when it is no deeper than we are, which it missed as we moved (or
+     * a loop closed through it). What it sent is refused, not taken and lost: it keeps
+     * it for its next parent. */
+    if (verdict == ROUTING_DROP_NO_ROUTE || verdict == ROUTING_DROP_CYCLE) {
+        if (verdict == ROUTING_DROP_CYCLE || routing_searching(&st->rt))
             st->beacon_due = BEACON_NOW;
         return 0;
     }
