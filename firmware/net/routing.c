@@ -316,17 +316,27 @@ static uint8_t safe_after_loss(const routing *rt, const routing_neighbor *n, uin
            period_end || n->depth < rt->lost_depth;
 }
 
+/* Leaving a lossy parent for its link: once a period, and not while duty-cycled
+ * aggregates hold the tree steady (a subtree that moves loses an epoch of records). */
+static uint8_t link_switch_allowed(const routing *rt)
+{
+    const uint8_t steady = ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY;
+    return !(rt->flags & ROUTING_F_LINK_SWITCHED) && (rt->flags & steady) != steady;
+}
+
 /*
  * Whether nb[slot] may replace a working parent. A neighbour closer to the root
  * than we are cannot be our descendant. One as deep as we are, heard this
  * period, may replace a lossy parent with a good link (two good hops for one
- * lossy one), but only awake and once our depth has not grown for
- * ROUTING_SETTLE_PERIODS. Asleep, we miss most of what neighbours say: one heard
- * at our depth may since have moved below us (a two-node loop was seen on a
- * lossy 100-node grid). Awake, depths are fresh to a beacon period, and:
- * a descendant k hops below us advertises our depth + k, stale by what our depth
+ * lossy one), once our depth has not grown for ROUTING_SETTLE_PERIODS: a
+ * descendant k hops below us advertises our depth + k, stale by what our depth
  * grew since it last heard its parent, and it hears of a change about a hop a
- * period. Grown by one, only a child (never chosen) could match our depth.
+ * period; grown by one, only a child (never chosen) could match our depth.
+ * Such lateral moves go to lower ids only. Two neighbours at one depth whose
+ * beacons cross each hear the other at the old depth; both moving closed
+ * two-node loops (Intel lab, seed 2: 2<->6 and 12<->15, for up to 12 s). A loop
+ * of stale depths that still forms is broken by the data path: a child no
+ * deeper than us is refused and hears our beacon (core/results.c).
  */
 static uint8_t may_replace_parent(const routing *rt, uint8_t slot)
 {
@@ -335,9 +345,8 @@ static uint8_t may_replace_parent(const routing *rt, uint8_t slot)
     if (n->depth < rt->depth) {
         return 1;
     }
-    return n->depth == rt->depth && link_good(rt, slot) && n->silent == 0 &&
-           !(rt->flags & (ROUTING_F_DUTY_CYCLED | ROUTING_F_LINK_SWITCHED)) &&
-           rt->settled >= ROUTING_SETTLE_PERIODS;
+    return n->depth == rt->depth && n->id < rt->self && link_good(rt, slot) && n->silent == 0 &&
+           link_switch_allowed(rt) && rt->settled >= ROUTING_SETTLE_PERIODS;
 }
 
 enum { KEEP = 0, SWITCH = 1, SWITCH_FOR_LINK = 2 };
@@ -348,14 +357,6 @@ enum { KEEP = 0, SWITCH = 1, SWITCH_FOR_LINK = 2 };
  * happens once a period, as the acks that judged the parent may have met a
  * passing collision storm rather than a bad link.
  */
-/* Leaving a lossy parent for its link: once a period, and not while duty-cycled
- * aggregates hold the tree steady (a subtree that moves loses an epoch of records). */
-static uint8_t link_switch_allowed(const routing *rt)
-{
-    const uint8_t steady = ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY;
-    return !(rt->flags & ROUTING_F_LINK_SWITCHED) && (rt->flags & steady) != steady;
-}
-
 static uint8_t worth_switching(const routing *rt, uint8_t cur, uint8_t cand)
 {
     uint8_t lossy_cur = link_lossy(rt, cur);

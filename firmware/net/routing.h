@@ -27,8 +27,9 @@
  *     ROUTING_SWITCH_MARGIN at the same depth, or has a good link while the
  *     parent's is lossy: once a beacon period, not while duty cycled under
  *     routing_keep_steady, and a candidate as deep as we are (two good hops for
- *     one lossy one) only awake and heard this period. depth = parent depth + 1,
- *     at most ROUTING_MAX_DEPTH. A parent left keeps what its acks said in its
+ *     one lossy one) only if heard this period and its id is lower than ours
+ *     (two such moves at once close a loop). depth = parent depth + 1, at most
+ *     ROUTING_MAX_DEPTH. A parent left keeps what its acks said in its
  *     estimate, or it would sound good again and win us back at once.
  *   - Node 0 is the root: depth 0, pseudo-parent TOS_UART_ADDR, never changes.
  *   - Beacons (AM 250): mhop header + RoutePacket {parent u16, cost u16,

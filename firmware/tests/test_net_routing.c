@@ -257,13 +257,14 @@ static void test_two_good_hops_beat_one_lossy(void)
 }
 
 /* A parent heard well but whose acks say most sends fail is left for a good link
- * one hop deeper -- awake, where depths are fresh; never asleep. */
+ * one hop deeper -- awake, and asleep while tuples flow; not while duty-cycled
+ * aggregates hold the tree steady (a subtree that moves loses an epoch of records). */
 static void test_acks_judge_the_parent(void)
 {
     static net nw;
-    int r, asleep;
+    int r, mode;
 
-    for (asleep = 0; asleep < 2; asleep++) {
+    for (mode = 0; mode < 3; mode++) { /* awake, asleep, asleep and steady */
         net_init(&nw, 3);
         connect(&nw, 0, 1, 1);
         connect(&nw, 0, 2, 1);
@@ -272,14 +273,47 @@ static void test_acks_judge_the_parent(void)
             net_round(&nw);
         }
         CHECK_EQ(routing_parent(&nw.rt[2]), 0);
-        routing_set_duty_cycled(&nw.rt[2], (uint8_t)asleep);
+        routing_set_duty_cycled(&nw.rt[2], (uint8_t)(mode > 0));
+        routing_keep_steady(&nw.rt[2], (uint8_t)(mode == 2));
         for (r = 0; r < 6; r++) {
             routing_parent_took(&nw.rt[2], 4); /* four sends a result */
         }
         net_round(&nw);
-        CHECK_EQ(routing_parent(&nw.rt[2]), asleep ? 0 : 1);
-        CHECK_EQ(routing_depth(&nw.rt[2]), asleep ? 1 : 2);
+        CHECK_EQ(routing_parent(&nw.rt[2]), mode == 2 ? 0 : 1);
+        CHECK_EQ(routing_depth(&nw.rt[2]), mode == 2 ? 1 : 2);
     }
+}
+
+/* Two nodes at one depth, each with a lossy parent and a good link to the other,
+ * and their beacons cross: each hears the other at the old depth, so both moving
+ * would close a loop. Only the one with the higher id moves. */
+static void test_lateral_moves_go_to_lower_ids_only(void)
+{
+    static net nw;
+    uint8_t beacon[2][TOS_DATA_LENGTH];
+    tos_header tos[2] = {{TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0},
+                         {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0}};
+    int r, k;
+
+    net_init(&nw, 3);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 0, 2, 1);
+    connect(&nw, 1, 2, 1);
+    for (r = 0; r < 8; r++) {
+        net_round(&nw);
+    }
+    for (r = 1; r <= 2; r++) {
+        routing_set_duty_cycled(&nw.rt[r], 1);
+        for (k = 0; k < 6; k++) {
+            routing_parent_took(&nw.rt[r], 4);
+        }
+        tos[r - 1].length = routing_build_beacon(&nw.rt[r], beacon[r - 1], TOS_DATA_LENGTH);
+    }
+    deliver(&nw, 1, &tos[0], beacon[0], tos[0].length);
+    deliver(&nw, 2, &tos[1], beacon[1], tos[1].length);
+    CHECK_EQ(routing_parent(&nw.rt[1]), 0);
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+    CHECK_EQ(routing_depth(&nw.rt[2]), 2);
 }
 
 static void test_parent_loss_reselects(void)
@@ -655,6 +689,7 @@ int main(void)
     test_prefers_better_link();
     test_two_good_hops_beat_one_lossy();
     test_acks_judge_the_parent();
+    test_lateral_moves_go_to_lower_ids_only();
     test_parent_loss_reselects();
     test_no_two_node_loop();
     test_link_estimate_from_gaps();
