@@ -37,17 +37,34 @@ import bisect
 import fcntl
 import json
 import os
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-SEGMENT_SUFFIX = ".seg"
-LOCK_NAME = "writer.lock"
-COMMITTED_NAME = "committed"
+from gateway.logfiles import (
+    LOCK_NAME,
+    Segment,
+    check_line,
+    encode_record,
+    fsync_directory,
+    list_segments,
+    publish_committed,
+    read_committed,
+    segment_name,
+)
+
+__all__ = [
+    "DEFAULT_SEGMENT_BYTES",
+    "LogCorruptError",
+    "LogLockedError",
+    "ResultLog",
+    "ResultLogWriter",
+    "encode_record",
+    "segment_name",
+]
+
 DEFAULT_SEGMENT_BYTES = 4 * 1024 * 1024
-_OFFSET_DIGITS = 20
 
 
 class LogCorruptError(Exception):
@@ -56,45 +73,6 @@ class LogCorruptError(Exception):
 
 class LogLockedError(Exception):
     """Another process holds the writer lock of this log directory."""
-
-
-def segment_name(first_offset: int) -> str:
-    return f"{first_offset:0{_OFFSET_DIGITS}d}{SEGMENT_SUFFIX}"
-
-
-def encode_record(offset: int, record: dict[str, Any]) -> bytes:
-    """One framed line for ``record`` at ``offset``."""
-    payload = json.dumps(record, separators=(",", ":"), allow_nan=False).encode("ascii")
-    head = f"{offset} {len(payload)} ".encode("ascii")
-    crc = zlib.crc32(payload, zlib.crc32(head))
-    return head + f"{crc:08x} ".encode("ascii") + payload + b"\n"
-
-
-def _check_line(line: bytes) -> tuple[int, bytes] | None:
-    """``(offset, JSON payload)`` of one line including its newline if its length and
-    checksum guards hold, else None. Cheap: the payload is not parsed."""
-    if not line.endswith(b"\n"):
-        return None
-    parts = line[:-1].split(b" ", 3)
-    if len(parts) != 4:
-        return None
-    offset_txt, length_txt, crc_txt, payload = parts
-    try:
-        offset, length, crc = int(offset_txt), int(length_txt), int(crc_txt, 16)
-    except ValueError:
-        return None
-    if length != len(payload) or offset < 0:
-        return None
-    head = offset_txt + b" " + length_txt + b" "
-    if zlib.crc32(payload, zlib.crc32(head)) != crc:
-        return None
-    return offset, payload
-
-
-@dataclass(frozen=True)
-class _Segment:
-    first_offset: int
-    path: Path
 
 
 @dataclass(frozen=True)
@@ -106,17 +84,7 @@ class _ScanResult:
     torn: bool
 
 
-def _list_segments(directory: Path) -> list[_Segment]:
-    segments = []
-    for path in directory.glob(f"*{SEGMENT_SUFFIX}"):
-        stem = path.name[: -len(SEGMENT_SUFFIX)]
-        if stem.isdigit():
-            segments.append(_Segment(int(stem), path))
-    segments.sort(key=lambda s: s.first_offset)
-    return segments
-
-
-def _iter_segment(segment: _Segment, is_last: bool) -> Iterator[tuple[int, int, bytes]]:
+def _iter_segment(segment: Segment, is_last: bool) -> Iterator[tuple[int, int, bytes]]:
     """``(end_byte, offset, JSON payload)`` of every valid record; stops at a torn tail.
 
     Offsets must run contiguously from the segment's first offset: a gap is corruption,
@@ -126,7 +94,7 @@ def _iter_segment(segment: _Segment, is_last: bool) -> Iterator[tuple[int, int, 
     position = 0
     with segment.path.open("rb") as f:
         for line in f:
-            checked = _check_line(line)
+            checked = check_line(line)
             if checked is None or checked[0] != expected:
                 if is_last:
                     return
@@ -138,37 +106,13 @@ def _iter_segment(segment: _Segment, is_last: bool) -> Iterator[tuple[int, int, 
             expected += 1
 
 
-def _scan_segment(segment: _Segment) -> _ScanResult:
+def _scan_segment(segment: Segment) -> _ScanResult:
     last_offset: int | None = None
     valid_bytes = 0
     for end_byte, offset, _ in _iter_segment(segment, is_last=True):
         last_offset, valid_bytes = offset, end_byte
     torn = segment.path.stat().st_size != valid_bytes
     return _ScanResult(last_offset, valid_bytes, torn)
-
-
-def _read_committed(directory: Path) -> int | None:
-    """The last published offset, or None if no writer has published one yet."""
-    try:
-        return int((directory / COMMITTED_NAME).read_text())
-    except FileNotFoundError:
-        return None
-
-
-def _publish_committed(directory: Path, last_offset: int) -> None:
-    # No fsync: the file only ever names records that are already durable, so losing
-    # its latest version makes readers lag, never read ahead of the disk.
-    tmp = directory / f"{COMMITTED_NAME}.tmp"
-    tmp.write_text(f"{last_offset}\n")
-    os.replace(tmp, directory / COMMITTED_NAME)
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class ResultLog:
@@ -186,8 +130,8 @@ class ResultLog:
         self.segment_bytes = segment_bytes
         self._writer: ResultLogWriter | None = None
 
-    def _segments(self) -> list[_Segment]:
-        return _list_segments(self.directory) if self.directory.is_dir() else []
+    def _segments(self) -> list[Segment]:
+        return list_segments(self.directory) if self.directory.is_dir() else []
 
     def segment_offsets(self) -> list[int]:
         """First offset of every segment, ascending: natural split points for parallel reads."""
@@ -195,7 +139,7 @@ class ResultLog:
 
     def latest_offset(self) -> int:
         """Offset of the last committed record; -1 if the log holds none."""
-        committed = _read_committed(self.directory)
+        committed = read_committed(self.directory)
         return -1 if committed is None else committed
 
     def read(
@@ -284,7 +228,7 @@ class ResultLogWriter:
 
     def _recover(self) -> tuple[int, BinaryIO]:
         """Truncate a torn tail; return the next offset and the segment to append to."""
-        segments = _list_segments(self.directory)
+        segments = list_segments(self.directory)
         if not segments:
             return 0, self._create_segment(0)
         last = segments[-1]
@@ -294,12 +238,12 @@ class ResultLogWriter:
                 f.truncate(scan.valid_bytes)
                 os.fsync(f.fileno())
         next_offset = last.first_offset if scan.last_offset is None else scan.last_offset + 1
-        _publish_committed(self.directory, next_offset - 1)
+        publish_committed(self.directory, next_offset - 1)
         return next_offset, last.path.open("ab")
 
     def _create_segment(self, first_offset: int) -> BinaryIO:
         f = (self.directory / segment_name(first_offset)).open("ab")
-        _fsync_directory(self.directory)
+        fsync_directory(self.directory)
         return f
 
     @property
@@ -325,7 +269,7 @@ class ResultLogWriter:
         self._flush(pending)
         self._next_offset = first + len(lines)
         if lines:
-            _publish_committed(self.directory, self._next_offset - 1)
+            publish_committed(self.directory, self._next_offset - 1)
         return self._next_offset - 1
 
     def _flush(self, data: bytes | bytearray) -> None:
