@@ -86,13 +86,14 @@ def delete_middle_segment(directory: Path) -> None:
 @dataclass(frozen=True)
 class Case:
     """A damage and what it leaves: the records a reader gets before the error, the error
-    (kind, file name, byte, offsets; None if there is none), and the offsets still
-    holding a record (the ones repair keeps)."""
+    (kind, file name, byte, offsets; None if there is none), the offsets still holding a
+    record (the ones repair keeps) and the segments repair moves to the quarantine."""
 
     damage: Callable[[Path], None]
     read: range
     error: tuple[DamageKind, str, int, range] | None
     intact: list[int]
+    quarantined: tuple[int, ...] = ()
 
 
 def _all_but(*gone: range) -> list[int]:
@@ -105,18 +106,21 @@ CASES = {
         range(299),
         (DamageKind.CORRUPT, segment_name(265), 2074, range(299, 300)),
         _all_but(range(299, 300)),
+        quarantined=(265,),
     ),
     "B": Case(
         flip_in_last_segment,
         range(268),
         (DamageKind.CORRUPT, segment_name(265), 183, range(268, 269)),
         _all_but(range(268, 269)),
+        quarantined=(265,),
     ),
     "C": Case(
         flip_in_older_segment,
         range(120),
         (DamageKind.CORRUPT, segment_name(90), 1810, range(120, 121)),
         _all_but(range(120, 121)),
+        quarantined=(90,),
     ),
     "D": Case(
         delete_commit_marker,
@@ -129,6 +133,7 @@ CASES = {
         range(265),
         (DamageKind.MISSING, segment_name(265), 0, range(265, 300)),
         _all_but(range(265, 300)),
+        quarantined=(265,),
     ),
     "F": Case(garbage_tail, range(300), None, _all_but()),
     "G": Case(

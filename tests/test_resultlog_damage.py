@@ -25,10 +25,18 @@ from gateway.logfiles import (
     DamageKind,
     LostOffsets,
     read_committed,
+    read_lost,
     write_lost,
 )
+from gateway.logrepair import repair_log
 from gateway.logscan import scan_log
-from gateway.resultlog import LogCorruptError, ResultLog, encode_record, segment_name
+from gateway.resultlog import (
+    LogCorruptError,
+    LogLockedError,
+    ResultLog,
+    encode_record,
+    segment_name,
+)
 
 
 @pytest.fixture
@@ -224,3 +232,101 @@ def test_uncommitted_records_after_a_crash_are_kept_and_published(log_dir: Path)
         assert log.open_writer() == 300
         assert log.append_batch([record(301)]) == 301
     assert read_until_error(log_dir) == (list(range(302)), None)
+
+
+# -- mote log repair ------------------------------------------------------------------------
+
+
+def lost_ranges(intact: list[int]) -> list[list[int]]:
+    """The offsets below 300 that hold no record, as the lost file's inclusive ranges."""
+    lost = LostOffsets()
+    for offset in sorted(set(range(300)) - set(intact)):
+        lost = lost.with_range(range(offset, offset + 1))
+    return [list(r) for r in lost.ranges]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_repair_keeps_every_intact_record_at_its_offset_and_reuses_none(
+    log_dir: Path, name: str
+) -> None:
+    case = CASES[name]
+    case.damage(log_dir)
+    damaged = {first: segment(log_dir, first).read_bytes() for first in case.quarantined}
+
+    repair = repair_log(log_dir)
+
+    assert (repair.remaining, repair.next_offset) == ([], 300)
+    assert read_until_error(log_dir) == (case.intact, None)
+    lost = [] if case.intact == list(range(300)) else lost_ranges(case.intact)
+    assert read_lost(log_dir) == LostOffsets(tuple((a, b) for a, b in lost))
+    quarantine = log_dir / "quarantine"
+    quarantined = files(quarantine) if quarantine.exists() else {}
+    assert quarantined == {segment_name(first): data for first, data in damaged.items()}
+    assert read_committed(log_dir) == 299
+    with ResultLog(log_dir, segment_bytes=SEGMENT_BYTES) as log:
+        assert log.open_writer() == 299
+        assert log.append_batch([record(300), record(301)]) == 301
+    assert read_until_error(log_dir) == ([*case.intact, 300, 301], None)
+    assert scan_log(log_dir).healthy
+
+
+def test_repair_of_a_healthy_log_changes_nothing(log_dir: Path) -> None:
+    before = files(log_dir)
+    repair = repair_log(log_dir)
+    assert (repair.damages, repair.quarantined, repair.next_offset) == ([], [], 300)
+    assert files(log_dir) == before
+    assert not (log_dir / "quarantine").exists()
+
+
+def test_second_repair_finds_nothing_to_do(log_dir: Path) -> None:
+    CASES["B"].damage(log_dir)
+    assert len(repair_log(log_dir).damages) == 1
+    again = repair_log(log_dir)
+    assert (again.damages, again.declared_lost, again.next_offset) == ([], [], 300)
+
+
+def test_repair_is_refused_while_a_writer_has_the_log(log_dir: Path) -> None:
+    CASES["F"].damage(log_dir)
+    with ResultLog(log_dir) as log:
+        log.open_writer()
+        with pytest.raises(LogLockedError):
+            repair_log(log_dir)
+
+
+def test_repair_throws_away_the_rewrites_of_a_repair_that_crashed(log_dir: Path) -> None:
+    CASES["C"].damage(log_dir)
+    leftover = log_dir / (segment_name(90) + ".repair")
+    leftover.write_bytes(b"half a rewrite")
+    repair_log(log_dir)
+    assert not leftover.exists()
+    assert read_until_error(log_dir) == (CASES["C"].intact, None)
+
+
+def test_repair_rebuilds_the_marker_above_every_offset_on_disk(log_dir: Path) -> None:
+    # Marker and the end of the last segment both gone: the torn line at the end may have
+    # been committed, so its offset is declared lost rather than given out again.
+    CASES["D"].damage(log_dir)
+    CASES["A"].damage(log_dir)
+    repair = repair_log(log_dir)
+    assert [d.kind for d in repair.damages] == [DamageKind.COMMIT_MARKER, DamageKind.CORRUPT]
+    assert (read_committed(log_dir), repair.next_offset) == (299, 300)
+    assert read_until_error(log_dir) == (list(range(299)), None)
+
+
+def test_repair_renames_a_segment_that_overlaps_the_one_before(log_dir: Path) -> None:
+    # A copy of segment 178 under the name 170: both hold 178..264.
+    copy = log_dir / segment_name(170)
+    copy.write_bytes(segment(log_dir, 178).read_bytes())
+    offsets, error = read_until_error(log_dir)
+    assert offsets == list(range(178))
+    assert error is not None and error.damage.kind is DamageKind.OVERLAP
+    assert [(d.kind, d.path.name, d.offsets) for d in scan_log(log_dir).damages] == [
+        (DamageKind.OVERLAP, segment_name(170), range(170, 178)),
+        (DamageKind.OVERLAP, segment_name(178), range(178, 265)),
+    ]
+    with pytest.raises(LogCorruptError):
+        ResultLog(log_dir).open_writer()
+    repair = repair_log(log_dir)
+    assert (repair.remaining, repair.declared_lost, repair.next_offset) == ([], [], 300)
+    assert ResultLog(log_dir).segment_offsets() == [0, 90, 178, 265]
+    assert read_until_error(log_dir) == (list(range(300)), None)
