@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import spark_fixtures
+from damaged_log import flip_bit, line_start
+from pyspark.errors import AnalysisException, StreamingQueryException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, ShortType
@@ -25,7 +28,8 @@ from synthetic_log import (
     write_log,
 )
 
-from gateway.resultlog import ResultLog
+from gateway.logrepair import repair_log
+from gateway.resultlog import ResultLog, segment_name
 from spark.pipeline import PipelineConfig, read_log, start_parquet_sink, with_date
 
 pytestmark = pytest.mark.spark
@@ -237,3 +241,106 @@ def test_gateway_killed_mid_batch_then_restarted_spark_catches_up_exactly_once(
     keys = [(r["epoch"], r["node_id"]) for r in readings.values()]
     assert len(set(keys)) == len(keys)  # the restarted writer resumed, not repeated
     assert parquet_offsets(spark_session, out_dir / "readings") == sorted(readings)
+
+
+# -- a damaged log --------------------------------------------------------------------------
+
+
+def _flip_bit_in_record(log_dir: Path, offset: int) -> tuple[Path, int]:
+    """One bit flipped in record ``offset``: its segment and the byte its line starts at."""
+    first = max(f for f in ResultLog(log_dir).segment_offsets() if f <= offset)
+    segment = log_dir / segment_name(first)
+    byte = line_start(segment, offset)
+    flip_bit(segment, offset)
+    return segment, byte
+
+
+def test_damage_fails_the_batch_with_the_logs_message_and_repair_lets_it_resume(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    write_log(log_dir, range(1, 11), NODES)
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        query.processAllAvailable()
+        with ResultLog(log_dir) as log:
+            for epoch in range(11, 21):
+                log.append_batch(epoch_records(epoch, NODES))
+        segment, byte = _flip_bit_in_record(log_dir, 100)  # committed, not read yet
+        with pytest.raises(StreamingQueryException) as caught:
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    message = str(caught.value)
+    assert (
+        f"LogCorruptError: damaged result log: {segment}, byte {byte}: corrupt record, "
+        f"record offset 100; run `mote log repair {log_dir}`"
+    ) in message
+    assert "logscan.py" not in message and "resultlog.py" not in message  # no deep frames
+
+    assert [d.offsets for d in repair_log(log_dir).declared_lost] == [range(100, 101)]
+    query = start_readings_sink(spark_session, log_dir, out_dir)  # from its checkpoint
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    readings = logged(log_dir, "reading")
+    assert sorted(readings) == [o for o in range(1, 121) if o != 100]
+    assert parquet_offsets(spark_session, out_dir / "readings") == sorted(readings)
+
+
+def test_lost_commit_marker_fails_the_query_with_the_logs_message(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    write_log(log_dir, range(1, 11), NODES)
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        query.processAllAvailable()
+        (log_dir / "committed").unlink()
+        with pytest.raises(StreamingQueryException) as caught:
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    assert (
+        f"LogCorruptError: damaged result log: {log_dir / 'committed'}: commit marker missing "
+        f"or unreadable, record offsets 0-60; run `mote log repair {log_dir}`"
+    ) in str(caught.value)
+
+
+def test_schema_of_a_damaged_log_is_the_logs_message(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    write_log(tmp_path, range(1, 11), NODES)
+    segment, byte = _flip_bit_in_record(tmp_path, 30)
+    with pytest.raises(AnalysisException) as caught:
+        read_log(spark_session, tmp_path, "readings", streaming=False)
+    message = str(caught.value)
+    assert f"damaged result log: {segment}, byte {byte}: corrupt record, record offset 30" in (
+        message
+    )
+    assert "schemas.py" not in message and "logscan.py" not in message
+
+
+def test_a_checkpoint_ahead_of_the_log_is_a_clear_error(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    write_log(log_dir, range(1, 11), NODES)
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    shutil.rmtree(log_dir)
+    write_log(log_dir, range(1, 3), NODES)  # another, shorter log in its place
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        with pytest.raises(StreamingQueryException) as caught:
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    assert (
+        f"LogBehindCheckpointError: the result log {log_dir} ends before offset 13, but this "
+        "query already read up to offset 61"
+    ) in str(caught.value)
