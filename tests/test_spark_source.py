@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -25,6 +26,7 @@ from synthetic_log import (
     epoch_records,
     logged,
     query_record,
+    reading_record,
     write_log,
 )
 
@@ -344,3 +346,72 @@ def test_a_checkpoint_ahead_of_the_log_is_a_clear_error(
         f"LogBehindCheckpointError: the result log {log_dir} ends before offset 13, but this "
         "query already read up to offset 61"
     ) in str(caught.value)
+
+
+def _reading_row(offset: int, record: dict) -> tuple:
+    values = record["values"]
+    return (
+        offset,
+        record["query_id"],
+        record["epoch"],
+        record["node_id"],
+        round(record["epoch_time"], 6),
+        round(record["receive_time"], 6),
+        values["nodeid"],
+        values["light"],
+        values["temp"],
+        values["depth"],
+    )
+
+
+def _parquet_rows(spark: SparkSession, path: Path) -> list[tuple]:
+    frame = spark.read.parquet(str(path)).select(
+        "log_offset",
+        "query_id",
+        "epoch",
+        "node_id",
+        F.round(F.col("epoch_time").cast("double"), 6),
+        F.round(F.col("receive_time").cast("double"), 6),
+        "nodeid",
+        "light",
+        "temp",
+        "depth",
+    )
+    return sorted(tuple(row) for row in frame.collect())
+
+
+def test_parquet_equals_the_log_after_the_gateway_was_killed_and_restarted(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    rng = random.Random(7)
+    writer = _start_writer(log_dir, last_epoch=2000)
+    assert writer.stdout is not None
+    writer.stdout.readline()  # the query record is in: the schema is known
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        for _ in range(4):
+            time.sleep(rng.uniform(0.0, 0.3))
+            os.kill(writer.pid, signal.SIGKILL)
+            writer.wait()
+            # Spark commits what it read; a restarted writer that reused one of those
+            # offsets would leave Parquet and the log disagreeing.
+            query.processAllAvailable()
+            writer = _start_writer(log_dir, last_epoch=2000)
+            assert writer.stdout is not None
+            writer.stdout.readline()
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait()
+        last_epoch = ResultLog(log_dir).latest_offset() // NODES + 10
+        assert _start_writer(log_dir, last_epoch).wait(timeout=120) == 0
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    readings = logged(log_dir, "reading")
+    assert readings == {  # every reading once, in order: no restart repeated or skipped one
+        (epoch - 1) * NODES + node: reading_record(epoch, node)
+        for epoch in range(1, last_epoch + 1)
+        for node in range(1, NODES + 1)
+    }
+    expected = sorted(_reading_row(offset, record) for offset, record in readings.items())
+    assert _parquet_rows(spark_session, out_dir / "readings") == expected
