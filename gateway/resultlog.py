@@ -31,13 +31,15 @@ Beside the segments (:mod:`gateway.logfiles` knows every byte of them):
 - ``writer.lock``: one writer per directory, enforced with an advisory lock; any number
   of readers.
 
-Crash safety: a batch is written with one ``write`` and made durable with one
-``fsync``; a crash can therefore leave only a prefix of the last batch, ending in a
-torn line, and only after the committed offset in the last segment (a segment is
-fsync'd before the next one is created). Opening a writer truncates that torn tail,
-keeps the complete records before it (publishing them: a crash between the fsync and
-the publication hides a batch until then) and appends after the highest offset the
-marker, the records, the lost ranges and the segment names know of.
+Crash safety: a batch is written with one ``write`` per segment and made durable with
+one ``fsync`` before it is published; a crash can therefore damage only what follows the
+committed offset, and only in the last segment (a segment is fsync'd before the next one
+is created): a batch cut short, ending in a torn line. Opening a writer walks the whole
+log (every record's guards: about as long as reading it), truncates that torn tail from
+the first line after the committed offset that is not the next record, keeps the
+complete records before it (publishing them: a crash between the fsync and the
+publication hides a batch until then) and appends after the highest offset the marker,
+the records, the lost ranges and the segment names know of.
 
 Anything else is damage (:class:`~gateway.logfiles.Damage`): a committed record that is
 torn, fails its guards or is missing, a missing segment file, a missing commit marker.
