@@ -177,14 +177,17 @@ def _link_into(quarantine: Path, path: Path) -> Path:
 
 
 def _declare_lost(scanned: LogReport, repair: RepairReport, quarantine: Path) -> LostOffsets:
-    lost = scanned.lost
-    if any(damage.kind is DamageKind.LOST_FILE for damage in scanned.damages):
+    """Add the offsets the damage cost to the lost file (a new one if it was unreadable:
+    its ranges are among the damage then, as gaps)."""
+    unreadable = any(damage.kind is DamageKind.LOST_FILE for damage in scanned.damages)
+    if unreadable:
         _link_into(quarantine, scanned.directory / LOST_NAME)
+    lost = scanned.lost
     for damage in scanned.damages:
         if damage.kind.loses_records and damage.offsets:
             lost = lost.with_range(damage.offsets)
             repair.declared_lost.append(damage)
-    if lost != scanned.lost or any(d.kind is DamageKind.LOST_FILE for d in scanned.damages):
+    if unreadable or lost != scanned.lost:
         write_lost(scanned.directory, lost)
     return lost
 

@@ -330,3 +330,19 @@ def test_repair_renames_a_segment_that_overlaps_the_one_before(log_dir: Path) ->
     assert (repair.remaining, repair.declared_lost, repair.next_offset) == ([], [], 300)
     assert ResultLog(log_dir).segment_offsets() == [0, 90, 178, 265]
     assert read_until_error(log_dir) == (list(range(300)), None)
+
+
+def test_unreadable_lost_file_is_damage_and_repair_rebuilds_it(log_dir: Path) -> None:
+    CASES["G"].damage(log_dir)
+    repair_log(log_dir)
+    (log_dir / "lost").write_text("{not json")
+    offsets, error = read_until_error(log_dir)
+    assert (offsets, error is not None and error.damage.kind) == ([], DamageKind.LOST_FILE)
+    assert [d.kind for d in scan_log(log_dir).damages] == [
+        DamageKind.LOST_FILE,
+        DamageKind.MISSING_SEGMENT,
+    ]
+    repair = repair_log(log_dir)
+    assert (repair.remaining, repair.next_offset) == ([], 300)
+    assert (log_dir / "quarantine" / "lost").read_text() == "{not json"
+    assert read_until_error(log_dir) == (CASES["G"].intact, None)
