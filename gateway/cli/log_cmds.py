@@ -30,7 +30,7 @@ def verify_cmd(ctx: click.Context, directory: Path) -> None:
     each damage (file, byte in it, record offsets affected), exit status 1."""
     report = scan_log(directory)
     if report.healthy:
-        click.echo(summary(report))
+        click.echo(_summary(report))
         return
     for damage in report.damages:
         click.echo(str(damage))
@@ -42,25 +42,29 @@ def verify_cmd(ctx: click.Context, directory: Path) -> None:
     ctx.exit(1)
 
 
-def summary(report: LogReport) -> str:
-    committed = report.records - report.uncommitted
+def _summary(report: LogReport) -> str:
+    records = _count(report.records - report.uncommitted, "record")
     parts = [
-        f"{report.directory}: ok, {committed} records in {len(report.segments)} segments",
+        f"{report.directory}: ok, {records} in {_count(len(report.segments), 'segment')}",
         "no committed offset"
         if report.committed in (None, -1)
         else f"committed offset {report.committed}",
     ]
     if report.lost.ranges:
-        count = report.lost.count()
-        parts.append(f"{count} offset{'s' * (count != 1)} declared lost ({_ranges(report)})")
+        parts.append(f"{_count(report.lost.count(), 'offset')} declared lost ({_ranges(report)})")
     if report.uncommitted:
-        parts.append(f"{report.uncommitted} complete records after it (the next writer keeps them)")
+        after = _count(report.uncommitted, "complete record")
+        parts.append(f"{after} after it (the next writer keeps them)")
     if report.tail is not None:
         parts.append(
             f"a torn tail of {report.tail.size} bytes in {report.tail.segment.path.name} "
             "(the next writer truncates it)"
         )
     return ", ".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _ranges(report: LogReport, shown: int = 4) -> str:
