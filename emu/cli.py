@@ -140,6 +140,7 @@ def _run_experiment(
 ) -> None:
     """The gateway in this process, in virtual time: results, and the truth beside them."""
     from emu.experiment import QueryRun, run_experiment, write_truth
+    from gateway.resultlog import LogCorruptError, LogLockedError
     from gateway.sinks import file_sinks
     from gateway.tinysql import TinySQLError
 
@@ -154,7 +155,7 @@ def _run_experiment(
             experiment = run_experiment(
                 net, runs, epochs=epochs, warmup_ms=warmup_ms, sinks=sinks, progress=status.update
             )
-        except TinySQLError as exc:
+        except (TinySQLError, LogLockedError, LogCorruptError) as exc:
             raise click.ClickException(str(exc)) from None
     if truth is not None:
         write_truth(truth, experiment)

@@ -1,174 +1,94 @@
 """The gateway's durable result log: an append-only, offset-addressed record store.
 
 Every decoded result (and every query the gateway starts) becomes one record with a
-log offset: 0, 1, 2, ... without gaps, for the life of the directory. Spark reads the
-log by offset, so a checkpointed streaming query can resume exactly where it stopped.
+log offset: 0, 1, 2, ... for the life of the directory. An offset is never given to a
+second record, whatever happens to the files: Spark reads the log by offset and
+checkpoints the offsets it has read, so a checkpointed streaming query resumes exactly
+where it stopped and a reused offset would silently replace data it already delivered.
 
-On disk the log is a directory of segment files, each named after the offset of its
-first record (``00000000000000000000.seg``) and rolled once it passes a size. A record
-is one text line::
+On disk the log is a directory of segment files, each named after the offset it begins
+at (``00000000000000000000.seg``) and rolled once it passes a size. A record is one
+text line::
 
     OFFSET LENGTH CRC32 JSON\\n
 
 LENGTH is the byte length of JSON, CRC32 (8 hex digits) covers ``OFFSET LENGTH `` and
 JSON. The JSON payload never contains a newline (``json.dumps`` escapes control
-characters), so a line is a record and a record is a line.
+characters), so a line is a record and a record is a line. Within a segment and from one
+segment to the next the offsets run on by one, except across offsets declared lost.
 
-Crash safety: a batch is written with one ``write`` and made durable with one
-``fsync``; a crash can therefore leave only a prefix of the last batch, ending in a
-torn line, and only in the last segment (a segment is fsync'd before the next one is
-created). Opening a writer truncates that torn tail and appends after the last complete
-record. Readers that meet a torn tail in the last segment treat it as the end of the
-log (the writer may be mid-write); an invalid record anywhere else is corruption and
-raises :class:`LogCorruptError`.
+Beside the segments (:mod:`gateway.logfiles` knows every byte of them):
 
-Readers see committed records only: after each batch's fsync the writer publishes the
-batch's last offset in the ``committed`` file (atomically replaced). A record a reader
-has seen is therefore durable, and an offset once read never changes meaning, even if
-the machine loses power before the page cache reaches the disk. (A crash between the
-fsync and the publication hides that batch until the next writer opens the log.)
+- ``committed``: the offset of the last committed record. Readers see committed records
+  only: after each batch's fsync the writer publishes the batch's last offset there
+  (atomically replaced), so a record a reader has seen is durable and an offset once read
+  never changes meaning. The marker is also the log's high-water mark: nothing lowers it,
+  and a new record always gets an offset above it. A writer creates it (durably) before
+  the first segment, so segments holding bytes without it mean it was lost.
+- ``lost``: offsets ``mote log repair`` declared lost, as JSON (``{"ranges": [[first,
+  last], ...]}``, inclusive). Only this file makes a gap in the offsets legitimate.
+- ``quarantine/``: segment files ``mote log repair`` took out of the log, as they were.
+- ``writer.lock``: one writer per directory, enforced with an advisory lock; any number
+  of readers.
 
-One writer per directory, enforced with an advisory lock; any number of readers.
+Crash safety: a batch is written with one ``write`` per segment and made durable with
+one ``fsync`` before it is published; a crash can therefore damage only what follows the
+committed offset, and only in the last segment (a segment is fsync'd before the next one
+is created): a batch cut short, ending in a torn line. Opening a writer walks the whole
+log (every record's guards: about as long as reading it), truncates that torn tail from
+the first line after the committed offset that is not the next record, keeps the
+complete records before it (publishing them: a crash between the fsync and the
+publication hides a batch until then) and appends after the highest offset the marker,
+the records, the lost ranges and the segment names know of.
+
+Anything else is damage (:class:`~gateway.logfiles.Damage`): a committed record that is
+torn, fails its guards or is missing, a missing segment file, a missing commit marker.
+Readers yield the records before it and then raise :class:`LogCorruptError` naming the
+file, the byte in it and the record offsets affected; they never skip or stop short
+silently. The writer refuses to open a damaged log instead of truncating committed
+data. ``mote log verify`` lists the damage and ``mote log repair``
+(:mod:`gateway.logrepair`) quarantines it, keeping every intact record at its offset.
 """
 
 from __future__ import annotations
 
 import bisect
-import fcntl
 import json
 import os
-import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-SEGMENT_SUFFIX = ".seg"
-LOCK_NAME = "writer.lock"
-COMMITTED_NAME = "committed"
+from gateway.logfiles import (
+    LOST_NAME,
+    Damage,
+    DamageKind,
+    LogCorruptError,
+    LogLockedError,
+    acquire_writer_lock,
+    encode_record,
+    fsync_directory,
+    list_segments,
+    publish_committed,
+    read_committed,
+    read_lost,
+    segment_name,
+)
+from gateway.logscan import LogReport, Walk, committed_offset, scan_log
+
+__all__ = [
+    "DEFAULT_SEGMENT_BYTES",
+    "Damage",
+    "DamageKind",
+    "LogCorruptError",
+    "LogLockedError",
+    "ResultLog",
+    "ResultLogWriter",
+    "encode_record",
+    "segment_name",
+]
+
 DEFAULT_SEGMENT_BYTES = 4 * 1024 * 1024
-_OFFSET_DIGITS = 20
-
-
-class LogCorruptError(Exception):
-    """A record that is not the torn tail of the log fails its length or checksum guard."""
-
-
-class LogLockedError(Exception):
-    """Another process holds the writer lock of this log directory."""
-
-
-def segment_name(first_offset: int) -> str:
-    return f"{first_offset:0{_OFFSET_DIGITS}d}{SEGMENT_SUFFIX}"
-
-
-def encode_record(offset: int, record: dict[str, Any]) -> bytes:
-    """One framed line for ``record`` at ``offset``."""
-    payload = json.dumps(record, separators=(",", ":"), allow_nan=False).encode("ascii")
-    head = f"{offset} {len(payload)} ".encode("ascii")
-    crc = zlib.crc32(payload, zlib.crc32(head))
-    return head + f"{crc:08x} ".encode("ascii") + payload + b"\n"
-
-
-def _check_line(line: bytes) -> tuple[int, bytes] | None:
-    """``(offset, JSON payload)`` of one line including its newline if its length and
-    checksum guards hold, else None. Cheap: the payload is not parsed."""
-    if not line.endswith(b"\n"):
-        return None
-    parts = line[:-1].split(b" ", 3)
-    if len(parts) != 4:
-        return None
-    offset_txt, length_txt, crc_txt, payload = parts
-    try:
-        offset, length, crc = int(offset_txt), int(length_txt), int(crc_txt, 16)
-    except ValueError:
-        return None
-    if length != len(payload) or offset < 0:
-        return None
-    head = offset_txt + b" " + length_txt + b" "
-    if zlib.crc32(payload, zlib.crc32(head)) != crc:
-        return None
-    return offset, payload
-
-
-@dataclass(frozen=True)
-class _Segment:
-    first_offset: int
-    path: Path
-
-
-@dataclass(frozen=True)
-class _ScanResult:
-    """What a scan of one segment found: the last good record and where the good bytes end."""
-
-    last_offset: int | None
-    valid_bytes: int
-    torn: bool
-
-
-def _list_segments(directory: Path) -> list[_Segment]:
-    segments = []
-    for path in directory.glob(f"*{SEGMENT_SUFFIX}"):
-        stem = path.name[: -len(SEGMENT_SUFFIX)]
-        if stem.isdigit():
-            segments.append(_Segment(int(stem), path))
-    segments.sort(key=lambda s: s.first_offset)
-    return segments
-
-
-def _iter_segment(segment: _Segment, is_last: bool) -> Iterator[tuple[int, int, bytes]]:
-    """``(end_byte, offset, JSON payload)`` of every valid record; stops at a torn tail.
-
-    Offsets must run contiguously from the segment's first offset: a gap is corruption,
-    not a torn tail, because the writer never skips an offset.
-    """
-    expected = segment.first_offset
-    position = 0
-    with segment.path.open("rb") as f:
-        for line in f:
-            checked = _check_line(line)
-            if checked is None or checked[0] != expected:
-                if is_last:
-                    return
-                raise LogCorruptError(
-                    f"{segment.path}: invalid record at byte {position}, expected offset {expected}"
-                )
-            position += len(line)
-            yield position, expected, checked[1]
-            expected += 1
-
-
-def _scan_segment(segment: _Segment) -> _ScanResult:
-    last_offset: int | None = None
-    valid_bytes = 0
-    for end_byte, offset, _ in _iter_segment(segment, is_last=True):
-        last_offset, valid_bytes = offset, end_byte
-    torn = segment.path.stat().st_size != valid_bytes
-    return _ScanResult(last_offset, valid_bytes, torn)
-
-
-def _read_committed(directory: Path) -> int | None:
-    """The last published offset, or None if no writer has published one yet."""
-    try:
-        return int((directory / COMMITTED_NAME).read_text())
-    except FileNotFoundError:
-        return None
-
-
-def _publish_committed(directory: Path, last_offset: int) -> None:
-    # No fsync: the file only ever names records that are already durable, so losing
-    # its latest version makes readers lag, never read ahead of the disk.
-    tmp = directory / f"{COMMITTED_NAME}.tmp"
-    tmp.write_text(f"{last_offset}\n")
-    os.replace(tmp, directory / COMMITTED_NAME)
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class ResultLog:
@@ -186,49 +106,48 @@ class ResultLog:
         self.segment_bytes = segment_bytes
         self._writer: ResultLogWriter | None = None
 
-    def _segments(self) -> list[_Segment]:
-        return _list_segments(self.directory) if self.directory.is_dir() else []
-
     def segment_offsets(self) -> list[int]:
         """First offset of every segment, ascending: natural split points for parallel reads."""
-        return [segment.first_offset for segment in self._segments()]
+        return [segment.first_offset for segment in list_segments(self.directory)]
 
     def latest_offset(self) -> int:
-        """Offset of the last committed record; -1 if the log holds none."""
-        committed = _read_committed(self.directory)
+        """Offset of the last committed record; -1 if the log holds none. LogCorruptError
+        if the commit marker is missing although segments hold records."""
+        committed = committed_offset(self.directory, list_segments(self.directory))
         return -1 if committed is None else committed
 
     def read(
         self, start_offset: int = 0, end_offset: int | None = None, kind: str | None = None
     ) -> Iterator[tuple[int, dict[str, Any]]]:
-        """Records with ``start_offset <= offset < end_offset`` (to the end if None), in
-        order; only those whose ``"kind"`` is ``kind`` if given (others are not parsed)."""
+        """Committed records with ``start_offset <= offset < end_offset`` (to the end if
+        None), in order; only those whose ``"kind"`` is ``kind`` if given (others are not
+        parsed). Offsets declared lost are passed over; damage to any record asked for
+        raises LogCorruptError after the records before it."""
         marker = None if kind is None else b'"kind":' + json.dumps(kind).encode("ascii")
-        committed_end = self.latest_offset() + 1
-        end_offset = committed_end if end_offset is None else min(end_offset, committed_end)
-        segments = self._segments()
-        if not segments:
+        committed = self.latest_offset()
+        end_offset = committed + 1 if end_offset is None else min(end_offset, committed + 1)
+        if start_offset >= end_offset:
             return
+        segments = list_segments(self.directory)
+        walk = Walk(self.directory, segments, read_lost(self.directory), committed, end_offset)
         firsts = [s.first_offset for s in segments]
         index = max(bisect.bisect_right(firsts, start_offset) - 1, 0)
-        for i in range(index, len(segments)):
-            segment = segments[i]
-            if segment.first_offset >= end_offset:
-                return
-            for _, offset, payload in _iter_segment(segment, is_last=i == len(segments) - 1):
-                if offset < start_offset:
-                    continue
-                if offset >= end_offset:
-                    return
-                if marker is not None and marker not in payload:
-                    continue  # cheap pre-filter: encode_record writes compact JSON
-                record = json.loads(payload)
-                if kind is None or record.get("kind") == kind:
-                    yield offset, record
+        for event in walk.events(first_segment=index):
+            if isinstance(event, Damage):
+                if event.offsets.stop <= start_offset:
+                    continue  # costs none of the records asked for
+                raise LogCorruptError(event)
+            if event.offset < start_offset:
+                continue
+            if marker is not None and marker not in event.payload:
+                continue  # cheap pre-filter: encode_record writes compact JSON
+            record = json.loads(event.payload.decode())  # str: json skips guessing the encoding
+            if kind is None or record.get("kind") == kind:
+                yield event.offset, record
 
     def open_writer(self) -> int:
         """Take the writer lock and repair a torn tail now (``append_batch`` does it on first
-        use); return the offset of the last record, which is then committed."""
+        use); return the last committed offset: the next record gets the one after it."""
         if self._writer is None:
             self._writer = ResultLogWriter(self.directory, self.segment_bytes)
         return self._writer.next_offset - 1
@@ -254,7 +173,9 @@ class ResultLog:
 class ResultLogWriter:
     """The single appender of a log directory (holds ``writer.lock`` while open).
 
-    Opening repairs a torn tail left by a crash; ``append_batch`` makes a whole batch
+    Opening checks the whole log (LogCorruptError if it is damaged: only
+    ``mote log repair`` changes committed data), truncates a torn tail left by a crash
+    and appends after the highest offset ever used; ``append_batch`` makes a whole batch
     durable with one fsync before it returns.
     """
 
@@ -266,40 +187,48 @@ class ResultLogWriter:
         self.directory = Path(directory)
         self.segment_bytes = segment_bytes
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._lock = self._acquire_lock()
+        self._lock = acquire_writer_lock(self.directory)
         try:
             self._next_offset, self._file = self._recover()
         except BaseException:
             self._lock.close()
             raise
 
-    def _acquire_lock(self) -> BinaryIO:
-        lock = (self.directory / LOCK_NAME).open("ab")
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.close()
-            raise LogLockedError(f"{self.directory} is already open for writing") from None
-        return lock
-
     def _recover(self) -> tuple[int, BinaryIO]:
-        """Truncate a torn tail; return the next offset and the segment to append to."""
-        segments = _list_segments(self.directory)
-        if not segments:
+        """Check the log, truncate a torn tail; the next offset and the file to append to."""
+        if self._is_new():
+            # The marker comes first: from then on segments without it mean it was lost.
+            publish_committed(self.directory, -1, durable=True)
             return 0, self._create_segment(0)
-        last = segments[-1]
-        scan = _scan_segment(last)
-        if scan.torn:
-            with last.path.open("r+b") as f:
-                f.truncate(scan.valid_bytes)
-                os.fsync(f.fileno())
-        next_offset = last.first_offset if scan.last_offset is None else scan.last_offset + 1
-        _publish_committed(self.directory, next_offset - 1)
-        return next_offset, last.path.open("ab")
+        report = scan_log(self.directory)
+        if report.damages:
+            raise LogCorruptError(report.damages[0], more=len(report.damages) - 1)
+        self._truncate_tail(report)
+        next_offset = report.next_offset
+        if next_offset - 1 != report.committed:
+            publish_committed(self.directory, next_offset - 1)
+        if not report.segments:
+            return next_offset, self._create_segment(next_offset)
+        return next_offset, report.segments[-1].path.open("ab")
+
+    def _is_new(self) -> bool:
+        return (
+            not list_segments(self.directory)
+            and read_committed(self.directory) is None
+            and not (self.directory / LOST_NAME).exists()
+        )
+
+    @staticmethod
+    def _truncate_tail(report: LogReport) -> None:
+        if report.tail is None:
+            return
+        with report.tail.segment.path.open("r+b") as f:
+            f.truncate(report.tail.byte)
+            os.fsync(f.fileno())
 
     def _create_segment(self, first_offset: int) -> BinaryIO:
         f = (self.directory / segment_name(first_offset)).open("ab")
-        _fsync_directory(self.directory)
+        fsync_directory(self.directory)
         return f
 
     @property
@@ -325,7 +254,7 @@ class ResultLogWriter:
         self._flush(pending)
         self._next_offset = first + len(lines)
         if lines:
-            _publish_committed(self.directory, self._next_offset - 1)
+            publish_committed(self.directory, self._next_offset - 1)
         return self._next_offset - 1
 
     def _flush(self, data: bytes | bytearray) -> None:

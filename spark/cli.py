@@ -15,6 +15,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from gateway.resultlog import LogCorruptError
+
 if TYPE_CHECKING:
     from spark.pipeline import BatchProgress
     from spark.summary import TableSummary
@@ -107,7 +109,11 @@ def spark_cmd(
 
     console = Console()
     left_node, right_node = _parse_nodes(join_nodes)
-    if not wait_for_query_record(log_dir, QUERY_RECORD_WAIT_S):
+    try:
+        found = wait_for_query_record(log_dir, QUERY_RECORD_WAIT_S)
+    except LogCorruptError as exc:
+        raise click.ClickException(str(exc)) from None
+    if not found:
         raise click.ClickException(f"no query record in {log_dir} after {QUERY_RECORD_WAIT_S}s")
     started = time.monotonic()
     spark = build_session(master)
@@ -147,6 +153,8 @@ def spark_cmd(
         run_until(queries, log_dir, duration_s=duration, idle_s=until_idle, on_batch=show)
     except KeyboardInterrupt:
         console.print("interrupted; checkpoints are consistent, rerun to resume")
+    except LogCorruptError as exc:  # the log's end became unreadable while streaming
+        raise click.ClickException(str(exc)) from None
     print_summary(console, summarize(spark, out_dir))
 
 

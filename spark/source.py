@@ -15,6 +15,11 @@ the union of all queries' attributes in the log when the query starts),
 ``recordsPerPartition`` (the smallest offset range one Spark task reads, default 50000).
 Readers run in Python workers: on a cluster the log directory must be on a filesystem
 every executor sees, and motebase must be installed there.
+
+A damaged log (see :mod:`gateway.resultlog`) fails the batch that needs the damaged
+records, or the query's start if the schema or the log's end cannot be read, with the
+log's own LogCorruptError: the file, the byte, the record offsets and the
+``mote log repair`` to run. Offsets the repair declared lost are passed over.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import BinaryType, StructType
 
-from gateway.resultlog import ResultLog
+from gateway.resultlog import LogCorruptError, ResultLog
 from spark.schemas import (
     AGGREGATES_SCHEMA,
     READING_COLUMNS,
@@ -45,6 +50,10 @@ Row = tuple[Any, ...]
 
 #: A Python task costs a worker round trip; below this many records one task is cheaper.
 DEFAULT_RECORDS_PER_PARTITION = 50_000
+
+
+class LogBehindCheckpointError(Exception):
+    """The log ends before offsets a streaming query has already read."""
 
 
 class OffsetRange(InputPartition):
@@ -117,6 +126,14 @@ class _LogScan:
         )
         self.schema = schema
 
+    def latest_end(self) -> int:
+        """One past the last committed offset."""
+        try:
+            return ResultLog(self.path).latest_offset() + 1
+        except LogCorruptError as exc:
+            # The log's message is the whole story; the frames inside the reader are not.
+            raise exc.with_traceback(None) from None
+
     def partitions(self, start: int, end: int) -> list[OffsetRange]:
         """``[start, end)`` in tasks of at least ``records_per_partition`` offsets, cut at
         segment boundaries so that no task rescans part of another's segment."""
@@ -130,10 +147,14 @@ class _LogScan:
     def rows(self, partition: OffsetRange) -> Iterator[Row]:
         kind = "reading" if self.table == "readings" else "aggregate"
         build = _reading_row_builder(self.schema) if kind == "reading" else _aggregate_row
-        for offset, record in ResultLog(self.path).read(partition.start, partition.end, kind):
-            if self.query_id is not None and record["query_id"] != self.query_id:
-                continue
-            yield build(offset, record)
+        records = ResultLog(self.path).read(partition.start, partition.end, kind)
+        try:
+            for offset, record in records:
+                if self.query_id is not None and record["query_id"] != self.query_id:
+                    continue
+                yield build(offset, record)
+        except LogCorruptError as exc:
+            raise exc.with_traceback(None) from None
 
 
 class MotebaseBatchReader(DataSourceReader):
@@ -141,7 +162,7 @@ class MotebaseBatchReader(DataSourceReader):
         self.scan = scan
 
     def partitions(self) -> Sequence[InputPartition]:
-        return self.scan.partitions(0, ResultLog(self.scan.path).latest_offset() + 1)
+        return self.scan.partitions(0, self.scan.latest_end())
 
     def read(self, partition: InputPartition) -> Iterator[Row]:
         assert isinstance(partition, OffsetRange)
@@ -156,9 +177,17 @@ class MotebaseStreamReader(DataSourceStreamReader):
         return {"offset": 0}
 
     def latestOffset(self) -> dict[str, int]:
-        return {"offset": ResultLog(self.scan.path).latest_offset() + 1}
+        return {"offset": self.scan.latest_end()}
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
+        if end["offset"] < start["offset"]:
+            # Offsets are never reused or taken back, so this log is not the one the
+            # checkpoint read: reading on would skip or repeat rows without a word.
+            raise LogBehindCheckpointError(
+                f"the result log {self.scan.path} ends before offset {end['offset']}, but "
+                f"this query already read up to offset {start['offset']}: the log directory "
+                "was replaced; point the query at the log it read, or at a new checkpoint"
+            )
         return self.scan.partitions(start["offset"], end["offset"])
 
     def read(self, partition: InputPartition) -> Iterator[Row]:
@@ -186,7 +215,10 @@ class MotebaseDataSource(DataSource):
         if self.options.get("table", "readings") == "aggregates":
             return AGGREGATES_SCHEMA
         query_id = self.options.get("query_id")
-        queries = (record for _, record in ResultLog(self.options["path"]).read(kind="query"))
+        try:
+            queries = [record for _, record in ResultLog(self.options["path"]).read(kind="query")]
+        except LogCorruptError as exc:
+            raise exc.with_traceback(None) from None
         return readings_schema(
             selected_attributes(queries, None if query_id is None else int(query_id))
         )

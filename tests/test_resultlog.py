@@ -150,8 +150,9 @@ def test_corruption_in_a_sealed_segment_is_an_error(tmp_path: Path) -> None:
     data = bytearray(first.read_bytes())
     data[30] ^= 0x01
     first.write_bytes(bytes(data))
-    with pytest.raises(LogCorruptError, match="invalid record"):
+    with pytest.raises(LogCorruptError, match="corrupt record, record offset 0") as caught:
         list(ResultLog(tmp_path).read())
+    assert (caught.value.segment, caught.value.byte, caught.value.offsets) == (first, 0, range(1))
 
 
 def test_a_second_writer_is_refused(tmp_path: Path) -> None:

@@ -200,3 +200,34 @@ def test_a_log_held_by_another_writer_is_a_clear_error(mote: ScriptedMote, tmp_p
     assert "already open for writing" in result.output
     stops = [p for p in query_parts(mote) if p["msgType"] == 1]
     assert len(stops) == 5  # the query that had been sent is stopped again
+
+
+def damaged_log(directory: Path) -> Path:
+    with ResultLog(directory) as log:
+        log.append_batch([{"kind": "marker"}])
+    (directory / "committed").unlink()
+    return directory
+
+
+def test_a_damaged_log_is_a_clear_error(mote: ScriptedMote, tmp_path: Path) -> None:
+    log = damaged_log(tmp_path / "log")
+    result = CliRunner().invoke(
+        build_cli(),
+        ["query", SELECT, "--port", str(mote.path), "--log", str(log), "--epochs", "1",
+         "--no-table"],
+    )  # fmt: skip
+    assert result.exit_code == 1
+    error = result.stderr.splitlines()[-1]
+    assert error.startswith(f"Error: damaged result log: {log / 'committed'}: ")
+    assert f"run `mote log repair {log}`" in error
+
+
+def test_emulate_into_a_damaged_log_is_a_clear_error(tmp_path: Path) -> None:
+    log = damaged_log(tmp_path / "log")
+    result = CliRunner().invoke(
+        build_cli(),
+        ["emulate", "--nodes", "2", "--lossless", "--query", SELECT, "--epochs", "1",
+         "--log", str(log)],
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: damaged result log: {log / 'committed'}: ")

@@ -189,3 +189,17 @@ def test_mote_spark_streams_a_log_into_parquet_tables_and_summarizes_them(
     joined = spark_session.read.parquet(str(out_dir / "window_join"))
     assert {row.left_attribute for row in joined.select("left_attribute").collect()} == {"light"}
     assert spark_session.read.parquet(str(out_dir / "node_averages")).count() > 0
+
+
+def test_mote_spark_on_a_damaged_log_is_a_one_line_error(tmp_path: Path) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    write_log(log_dir, range(1, 3), NODES)
+    (log_dir / "committed").unlink()
+    args = ["spark", "--log", str(log_dir), "--out", str(out_dir), "--until-idle", "1"]
+    result = CliRunner().invoke(build_cli(), args)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: damaged result log: {log_dir / 'committed'}: commit marker missing or "
+        f"unreadable, record offsets 0-12; run `mote log repair {log_dir}` to quarantine the "
+        "damage and keep every intact record\n"
+    )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +15,8 @@ from pathlib import Path
 
 import pytest
 import spark_fixtures
+from damaged_log import flip_bit, line_start
+from pyspark.errors import AnalysisException, StreamingQueryException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, ShortType
@@ -22,10 +26,12 @@ from synthetic_log import (
     epoch_records,
     logged,
     query_record,
+    reading_record,
     write_log,
 )
 
-from gateway.resultlog import ResultLog
+from gateway.logrepair import repair_log
+from gateway.resultlog import ResultLog, segment_name
 from spark.pipeline import PipelineConfig, read_log, start_parquet_sink, with_date
 
 pytestmark = pytest.mark.spark
@@ -237,3 +243,175 @@ def test_gateway_killed_mid_batch_then_restarted_spark_catches_up_exactly_once(
     keys = [(r["epoch"], r["node_id"]) for r in readings.values()]
     assert len(set(keys)) == len(keys)  # the restarted writer resumed, not repeated
     assert parquet_offsets(spark_session, out_dir / "readings") == sorted(readings)
+
+
+# -- a damaged log --------------------------------------------------------------------------
+
+
+def _flip_bit_in_record(log_dir: Path, offset: int) -> tuple[Path, int]:
+    """One bit flipped in record ``offset``: its segment and the byte its line starts at."""
+    first = max(f for f in ResultLog(log_dir).segment_offsets() if f <= offset)
+    segment = log_dir / segment_name(first)
+    byte = line_start(segment, offset)
+    flip_bit(segment, offset)
+    return segment, byte
+
+
+def test_damage_fails_the_batch_with_the_logs_message_and_repair_lets_it_resume(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    write_log(log_dir, range(1, 11), NODES)
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        query.processAllAvailable()
+        with ResultLog(log_dir) as log:
+            for epoch in range(11, 21):
+                log.append_batch(epoch_records(epoch, NODES))
+        segment, byte = _flip_bit_in_record(log_dir, 100)  # committed, not read yet
+        with pytest.raises(StreamingQueryException) as caught:
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    message = str(caught.value)
+    assert (
+        f"LogCorruptError: damaged result log: {segment}, byte {byte}: corrupt record, "
+        f"record offset 100; run `mote log repair {log_dir}`"
+    ) in message
+    assert "logscan.py" not in message and "resultlog.py" not in message  # no deep frames
+
+    assert [d.offsets for d in repair_log(log_dir).declared_lost] == [range(100, 101)]
+    query = start_readings_sink(spark_session, log_dir, out_dir)  # from its checkpoint
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    readings = logged(log_dir, "reading")
+    assert sorted(readings) == [o for o in range(1, 121) if o != 100]
+    assert parquet_offsets(spark_session, out_dir / "readings") == sorted(readings)
+
+
+def test_lost_commit_marker_fails_the_query_with_the_logs_message(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    write_log(log_dir, range(1, 11), NODES)
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        query.processAllAvailable()
+        (log_dir / "committed").unlink()
+        with pytest.raises(StreamingQueryException) as caught:
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    assert (
+        f"LogCorruptError: damaged result log: {log_dir / 'committed'}: commit marker missing "
+        f"or unreadable, record offsets 0-60; run `mote log repair {log_dir}`"
+    ) in str(caught.value)
+
+
+def test_schema_of_a_damaged_log_is_the_logs_message(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    write_log(tmp_path, range(1, 11), NODES)
+    segment, byte = _flip_bit_in_record(tmp_path, 30)
+    with pytest.raises(AnalysisException) as caught:
+        read_log(spark_session, tmp_path, "readings", streaming=False)
+    message = str(caught.value)
+    assert f"damaged result log: {segment}, byte {byte}: corrupt record, record offset 30" in (
+        message
+    )
+    assert "schemas.py" not in message and "logscan.py" not in message
+
+
+def test_a_checkpoint_ahead_of_the_log_is_a_clear_error(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    write_log(log_dir, range(1, 11), NODES)
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    shutil.rmtree(log_dir)
+    write_log(log_dir, range(1, 3), NODES)  # another, shorter log in its place
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        with pytest.raises(StreamingQueryException) as caught:
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    assert (
+        f"LogBehindCheckpointError: the result log {log_dir} ends before offset 13, but this "
+        "query already read up to offset 61"
+    ) in str(caught.value)
+
+
+def _reading_row(offset: int, record: dict) -> tuple:
+    values = record["values"]
+    return (
+        offset,
+        record["query_id"],
+        record["epoch"],
+        record["node_id"],
+        round(record["epoch_time"], 6),
+        round(record["receive_time"], 6),
+        values["nodeid"],
+        values["light"],
+        values["temp"],
+        values["depth"],
+    )
+
+
+def _parquet_rows(spark: SparkSession, path: Path) -> list[tuple]:
+    frame = spark.read.parquet(str(path)).select(
+        "log_offset",
+        "query_id",
+        "epoch",
+        "node_id",
+        F.round(F.col("epoch_time").cast("double"), 6),
+        F.round(F.col("receive_time").cast("double"), 6),
+        "nodeid",
+        "light",
+        "temp",
+        "depth",
+    )
+    return sorted(tuple(row) for row in frame.collect())
+
+
+def test_parquet_equals_the_log_after_the_gateway_was_killed_and_restarted(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    log_dir, out_dir = tmp_path / "log", tmp_path / "out"
+    rng = random.Random(7)
+    writer = _start_writer(log_dir, last_epoch=2000)
+    assert writer.stdout is not None
+    writer.stdout.readline()  # the query record is in: the schema is known
+    query = start_readings_sink(spark_session, log_dir, out_dir)
+    try:
+        for _ in range(4):
+            time.sleep(rng.uniform(0.0, 0.3))
+            os.kill(writer.pid, signal.SIGKILL)
+            writer.wait()
+            # Spark commits what it read; a restarted writer that reused one of those
+            # offsets would leave Parquet and the log disagreeing.
+            query.processAllAvailable()
+            writer = _start_writer(log_dir, last_epoch=2000)
+            assert writer.stdout is not None
+            writer.stdout.readline()
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait()
+        last_epoch = ResultLog(log_dir).latest_offset() // NODES + 10
+        assert _start_writer(log_dir, last_epoch).wait(timeout=120) == 0
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    readings = logged(log_dir, "reading")
+    assert readings == {  # every reading once, in order: no restart repeated or skipped one
+        (epoch - 1) * NODES + node: reading_record(epoch, node)
+        for epoch in range(1, last_epoch + 1)
+        for node in range(1, NODES + 1)
+    }
+    expected = sorted(_reading_row(offset, record) for offset, record in readings.items())
+    assert _parquet_rows(spark_session, out_dir / "readings") == expected

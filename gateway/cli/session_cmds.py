@@ -19,7 +19,7 @@ from gateway.assembly import RegisteredQuery, Row
 from gateway.cli.params import parse_duration
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
 from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, CommandParamError, ParamType
-from gateway.resultlog import LogLockedError
+from gateway.resultlog import LogCorruptError, LogLockedError
 from gateway.session import (
     QuerySession,
     RowSink,
@@ -79,7 +79,7 @@ def _session(port: str, platform: str, baud: int | None) -> Iterator[QuerySessio
     session = QuerySession(_open_link(port, platform, baud), config=SessionConfig())
     try:
         yield session
-    except (SendError, LogLockedError) as exc:
+    except (SendError, LogLockedError, LogCorruptError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
         session.close()
