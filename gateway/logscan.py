@@ -106,15 +106,18 @@ class Walk:
         # the first offset from there that is not declared lost: the next record.
         self.covered = 0
         self.expected = 0
-        self._lost_from = -1  # below this no offset is declared lost: no lookup needed
+        # No offset in [_clear_from, _lost_from) is declared lost: no lookup needed there.
+        self._clear_from = 0
+        self._lost_from = -1
         self._advance(0)
 
     def _advance(self, covered: int) -> None:
         self.covered = covered
-        if covered < self._lost_from:
+        if self._clear_from <= covered < self._lost_from:
             self.expected = covered
         else:
             self.expected = self.lost.skip(covered)
+            self._clear_from = self.expected
             self._lost_from = self.lost.next_start(self.expected)
 
     def _done(self) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from damaged_log import CASES, build_log, record
+from damaged_log import CASES, build_log, flip_bit, record, segment
 
 from gateway.cli.main import build_cli
 from gateway.resultlog import ResultLog
@@ -95,6 +95,20 @@ def test_repair_says_what_it_did_then_verify_passes(log_dir: Path, name: str) ->
         0,
         f"{log_dir}: ok, {VERIFY_HEALTHY[name]}\n",
     )
+
+
+@pytest.mark.parametrize("first", [0, 90])
+def test_a_segment_whose_first_record_was_lost_reads_after_repair(
+    log_dir: Path, first: int
+) -> None:
+    # The rewritten segment keeps its name, the offset of a record it no longer holds:
+    # the offsets before its first record are declared lost, not missing.
+    flip_bit(segment(log_dir, first), first)
+    assert mote("repair", log_dir).exit_code == 0
+    verified = mote("verify", log_dir)
+    assert verified.exit_code == 0, verified.output
+    offsets = [offset for offset, _ in ResultLog(log_dir).read()]
+    assert offsets == [o for o in range(300) if o != first]
 
 
 def test_garbage_tail_verifies_and_needs_no_repair(log_dir: Path) -> None:
