@@ -433,3 +433,33 @@ def test_output_actions_the_buffer_part_cannot_carry(action: str, fragment: str)
     assert error.message.startswith(fragment)
     assert (error.line, error.column) == (1, 14)
 
+
+def test_too_many_predicates_points_at_the_first_that_does_not_fit() -> None:
+    predicates = [f"light > {k}" for k in range(20)]
+    sql = "SELECT light FROM sensors WHERE " + " AND ".join(predicates)
+    error = compile_error(sql)
+    assert error.message == (
+        "too many predicates: the query message carries at most 16 expressions (WHERE "
+        "predicates and aggregates), this WHERE has 20"
+    )
+    assert (error.line, error.column) == (1, sql.index("light > 16") + 1)
+
+
+def test_too_many_expressions_points_at_the_first_aggregate_that_does_not_fit() -> None:
+    aggregates = ", ".join(f"{a}({b})" for a in ("max", "min", "sum") for b in ("light", "temp"))
+    sql = f"SELECT {aggregates} WHERE " + " AND ".join(f"light > {k}" for k in range(12))
+    error = compile_error(sql)
+    assert error.message == (
+        "a query has at most 16 expressions (WHERE predicates and aggregates), this one needs 18"
+    )
+    # 12 predicates and 4 aggregates fit: sum(light), the fifth aggregate, does not.
+    assert (error.line, error.column) == (1, sql.index("sum(light)") + 1)
+
+
+def test_a_query_that_reads_no_attribute_is_refused() -> None:
+    error = compile_error("SELECT 1 + 2 AS three FROM sensors")
+    assert error.message == (
+        "the query reads no attribute, so there is no query message to send; select an "
+        "attribute or an aggregate"
+    )
+    assert (error.line, error.column) == (1, 8)
