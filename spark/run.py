@@ -159,6 +159,7 @@ def run_cmd(
     Rerunning with the same --out appends to the log and resumes Spark from its
     checkpoints, so every logged row is in Parquet exactly once.
     """
+    from gateway.cli.params import sql_error
     from gateway.plan import TinySQLError, compile_query
     from spark.cli import print_summary
     from spark.pipeline import (
@@ -175,7 +176,7 @@ def run_cmd(
     try:
         compile_query(sql)
     except TinySQLError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise sql_error(sql, exc) from None
     console = Console()
     log_dir, parquet_dir = out / "log", out / "parquet"
     log_dir.mkdir(parents=True, exist_ok=True)
