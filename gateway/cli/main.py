@@ -4,17 +4,66 @@ The host knows no layer: every package registers a list of click commands under
 the ``motebase.commands`` entry-point group (pyproject.toml) and the host adds
 them. That keeps the gateway from importing the emulator while still giving the
 user one command.
+
+A closed stdout (``mote listen | head``) ends any command quietly, without a message,
+with exit status 1: what click, rich (``mote explain``, the live table) and the Python
+documentation's SIGPIPE note all do. It is handled here, once, for every command.
 """
 
 from __future__ import annotations
 
+import os
+import select
+import sys
 from importlib.metadata import entry_points
+from typing import Any
 
 import click
 
 
+class _MoteGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            result = super().invoke(ctx)
+            # Surface a closed pipe here rather than in the interpreter's final flush,
+            # which would print "Exception ignored ... BrokenPipeError" and exit 120.
+            sys.stdout.flush()
+            return result
+        except BrokenPipeError as exc:
+            stdout = _fileno(sys.stdout)
+            if stdout is None or not _stdout_reader_gone(stdout):
+                # A socket or a child process, not our reader: a real error.
+                raise click.ClickException(f"broken pipe: {exc}") from exc
+            _discard(stdout)
+            ctx.exit(1)
+
+
+def _fileno(stream: object) -> int | None:
+    try:
+        return int(stream.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None  # not a file: CliRunner's capture, a StringIO
+
+
+def _stdout_reader_gone(fd: int) -> bool:
+    """Whether ``fd`` is a pipe or socket whose reading end is closed (POLLERR/POLLHUP)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def _discard(fd: int) -> None:
+    """Point ``fd`` at /dev/null, so what is still buffered flushes without an error at
+    exit (the idiom of the Python docs' note on SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def build_cli() -> click.Group:
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.group(cls=_MoteGroup, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(package_name="motebase")
     def mote() -> None:
         """motebase: TinyDB queries over Mica/Mica2 networks, real or emulated, into Spark."""
