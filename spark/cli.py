@@ -40,7 +40,8 @@ def _parse_nodes(text: str | None) -> tuple[int | None, int | None]:
     "--log",
     "log_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    # Must exist: a mistyped path would otherwise be waited on for a query record.
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The gateway's result log directory (mote query --log DIR).",
 )
 @click.option(
@@ -99,6 +100,7 @@ def spark_cmd(
         PipelineConfig,
         WindowJoinSpec,
         default_join_attribute,
+        has_query_record,
         read_log,
         run_until,
         start_pipeline,
@@ -110,6 +112,11 @@ def spark_cmd(
     console = Console()
     left_node, right_node = _parse_nodes(join_nodes)
     try:
+        if not has_query_record(log_dir):
+            console.print(
+                f"waiting up to {QUERY_RECORD_WAIT_S:g} s for the gateway's first query "
+                f"record in {log_dir}"
+            )
         found = wait_for_query_record(log_dir, QUERY_RECORD_WAIT_S)
     except LogCorruptError as exc:
         raise click.ClickException(str(exc)) from None
