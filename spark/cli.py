@@ -1,7 +1,8 @@
 """Subcommands registered with the `mote` host (see pyproject.toml, group motebase.commands).
 
 PySpark is imported inside the command: `mote` must start (and `mote --help` work) in
-an environment without the ``spark`` extra.
+an environment without the ``spark`` extra, and `mote spark` there says what to install
+(spark/errors.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gateway.resultlog import LogCorruptError
+from spark.errors import spark_boundary
 
 if TYPE_CHECKING:
     from spark.pipeline import BatchProgress
@@ -74,6 +76,7 @@ def _parse_nodes(text: str | None) -> tuple[int | None, int | None]:
 @click.option("--join-nodes", help="LEFT,RIGHT node ids [default: every pair of nodes].")
 @click.option("--join-within", type=float, default=1.0, show_default=True, help="w, seconds.")
 @click.option("--trigger", type=float, default=1.0, show_default=True, help="Batch interval, s.")
+@spark_boundary("spark")
 def spark_cmd(
     log_dir: Path,
     out_dir: Path,

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
+from spark.errors import spark_boundary
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -143,6 +145,7 @@ def _show_batch(console: Console, batch: BatchProgress) -> None:
     help="Result log in OUT/log, Parquet tables in OUT/parquet/<table>.",
 )
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@spark_boundary("run")
 def run_cmd(
     nodes: int,
     topology: str,
