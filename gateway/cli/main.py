@@ -5,16 +5,19 @@ the ``motebase.commands`` entry-point group (pyproject.toml) and the host adds
 them. That keeps the gateway from importing the emulator while still giving the
 user one command.
 
-A closed stdout (``mote listen | head``) ends any command quietly, without a message,
-with exit status 1: what click, rich (``mote explain``, the live table) and the Python
-documentation's SIGPIPE note all do. It is handled here, once, for every command.
+A closed stdout (``mote listen | head``) ends any command quietly, without a message and
+with exit status 0: the reader has all it wanted, which is not an error (as `mote log cat`
+has it). It is handled here, once, for every command, including the writes rich and click
+catch themselves to exit 1.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import sys
+from collections.abc import Iterator
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -22,20 +25,35 @@ import click
 
 
 class _MoteGroup(click.Group):
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _closed_stdout_ends_quietly():  # `mote --help | head` writes here
+            return super().make_context(*args, **kwargs)
+
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            result = super().invoke(ctx)
-            # Surface a closed pipe here rather than in the interpreter's final flush,
-            # which would print "Exception ignored ... BrokenPipeError" and exit 120.
-            sys.stdout.flush()
-            return result
-        except BrokenPipeError as exc:
-            stdout = _fileno(sys.stdout)
-            if stdout is None or not _stdout_reader_gone(stdout):
-                # A socket or a child process, not our reader: a real error.
-                raise click.ClickException(f"broken pipe: {exc}") from exc
-            _discard(stdout)
-            ctx.exit(1)
+        with _closed_stdout_ends_quietly():
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def _closed_stdout_ends_quietly() -> Iterator[None]:
+    stdout = _fileno(sys.stdout)
+    was_devnull = stdout is not None and _is_devnull(stdout)
+    try:
+        yield
+        # Surface a closed pipe here rather than in the interpreter's final flush, which
+        # would print "Exception ignored ... BrokenPipeError" and exit 120.
+        sys.stdout.flush()
+    except BrokenPipeError as exc:
+        if stdout is None or not _reader_gone(stdout):
+            # A socket or a child process, not our reader: a real error.
+            raise click.ClickException(f"broken pipe: {exc}") from exc
+        _discard(stdout)
+        raise click.exceptions.Exit(0) from None
+    except SystemExit as exc:
+        # rich's Console.on_broken_pipe points stdout at /dev/null and exits 1.
+        if exc.code == 1 and stdout is not None and not was_devnull and _is_devnull(stdout):
+            raise click.exceptions.Exit(0) from None
+        raise
 
 
 def _fileno(stream: object) -> int | None:
@@ -45,11 +63,16 @@ def _fileno(stream: object) -> int | None:
         return None  # not a file: CliRunner's capture, a StringIO
 
 
-def _stdout_reader_gone(fd: int) -> bool:
+def _reader_gone(fd: int) -> bool:
     """Whether ``fd`` is a pipe or socket whose reading end is closed (POLLERR/POLLHUP)."""
     poller = select.poll()
     poller.register(fd, select.POLLOUT)
     return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def _is_devnull(fd: int) -> bool:
+    here, devnull = os.fstat(fd), os.stat(os.devnull)
+    return (here.st_dev, here.st_ino) == (devnull.st_dev, devnull.st_ino)
 
 
 def _discard(fd: int) -> None:
