@@ -30,10 +30,13 @@ test:
 	$(VENV)-tox/bin/pip install --quiet "tox>=4.20"
 	$(VENV)-tox/bin/tox run-parallel --parallel 2 --parallel-no-spinner
 
-# Long runs that `make test` holds to a small budget: the differential test (random queries
-# on random networks against the emulator's ground truth; counterexamples go to
+# Long runs that `make test` holds to a small budget: TinySQL grammar fuzzing (10,000
+# mutated queries, each must compile or be refused with a position: it prints the count of
+# tracebacks, which must be 0), the differential test (random queries on random networks
+# against the emulator's ground truth; counterexamples go to
 # tests/data/differential_regressions.json) and the emulator benchmark.
 fuzz: $(BIN)/mote
+	$(BIN)/python tests/fuzz_tinysql.py --cases 10000
 	$(BIN)/python tests/fuzz_differential.py --cases 1000
 	$(BIN)/python tests/fuzz_differential.py --cases 300 --lossy
 

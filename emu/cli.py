@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from gateway.cli.params import parse_duration
+from gateway.cli.params import parse_duration, sql_error
 
 
 def _root_position(text: str | None) -> tuple[float, float] | None:
@@ -104,6 +104,17 @@ def _inject_queries(console: Console, bridge, sqls: tuple[str, ...], after_ms: f
         for frame in query_frames(sql, qid):
             bridge.write(frame)
             bridge.net.run_for(1000.0)
+
+
+def _check_queries(sqls: tuple[str, ...]) -> None:
+    """Refuse a bad --query before the network is built, as `mote query` would."""
+    from gateway.plan import TinySQLError, compile_query
+
+    for sql in sqls:
+        try:
+            compile_query(sql)
+        except TinySQLError as exc:
+            raise sql_error(sql, exc) from None
 
 
 def _stop_points(specs: tuple[str, ...], queries: int) -> dict[int, int]:
@@ -316,6 +327,7 @@ def emulate_cmd(
 
     console = Console()
     until_ms = parse_duration(duration) * 1000.0 if duration else None
+    _check_queries(sqls)
     try:
         config = NetworkConfig(
             nodes=nodes,

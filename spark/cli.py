@@ -1,7 +1,8 @@
 """Subcommands registered with the `mote` host (see pyproject.toml, group motebase.commands).
 
 PySpark is imported inside the command: `mote` must start (and `mote --help` work) in
-an environment without the ``spark`` extra.
+an environment without the ``spark`` extra, and `mote spark` there says what to install
+(spark/errors.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gateway.resultlog import LogCorruptError
+from spark.errors import spark_boundary
 
 if TYPE_CHECKING:
     from spark.pipeline import BatchProgress
@@ -40,7 +42,8 @@ def _parse_nodes(text: str | None) -> tuple[int | None, int | None]:
     "--log",
     "log_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    # Must exist: a mistyped path would otherwise be waited on for a query record.
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The gateway's result log directory (mote query --log DIR).",
 )
 @click.option(
@@ -73,6 +76,7 @@ def _parse_nodes(text: str | None) -> tuple[int | None, int | None]:
 @click.option("--join-nodes", help="LEFT,RIGHT node ids [default: every pair of nodes].")
 @click.option("--join-within", type=float, default=1.0, show_default=True, help="w, seconds.")
 @click.option("--trigger", type=float, default=1.0, show_default=True, help="Batch interval, s.")
+@spark_boundary("spark")
 def spark_cmd(
     log_dir: Path,
     out_dir: Path,
@@ -99,6 +103,7 @@ def spark_cmd(
         PipelineConfig,
         WindowJoinSpec,
         default_join_attribute,
+        has_query_record,
         read_log,
         run_until,
         start_pipeline,
@@ -110,6 +115,11 @@ def spark_cmd(
     console = Console()
     left_node, right_node = _parse_nodes(join_nodes)
     try:
+        if not has_query_record(log_dir):
+            console.print(
+                f"waiting up to {QUERY_RECORD_WAIT_S:g} s for the gateway's first query "
+                f"record in {log_dir}"
+            )
         found = wait_for_query_record(log_dir, QUERY_RECORD_WAIT_S)
     except LogCorruptError as exc:
         raise click.ClickException(str(exc)) from None

@@ -335,7 +335,8 @@ def raise_if_failed(queries: list[StreamingQuery]) -> None:
     for query in queries:
         error = query.exception()
         if error is not None:
-            raise RuntimeError(f"streaming query {query.name} failed: {error}") from None
+            # Chained, so the command boundary (spark/errors.py) sees Spark's own error.
+            raise RuntimeError(f"streaming query {query.name} failed: {error}") from error
 
 
 def caught_up(queries: list[StreamingQuery], log_end: int) -> bool:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
+from spark.errors import spark_boundary
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -143,6 +145,7 @@ def _show_batch(console: Console, batch: BatchProgress) -> None:
     help="Result log in OUT/log, Parquet tables in OUT/parquet/<table>.",
 )
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@spark_boundary("run")
 def run_cmd(
     nodes: int,
     topology: str,
@@ -159,6 +162,7 @@ def run_cmd(
     Rerunning with the same --out appends to the log and resumes Spark from its
     checkpoints, so every logged row is in Parquet exactly once.
     """
+    from gateway.cli.params import sql_error
     from gateway.plan import TinySQLError, compile_query
     from spark.cli import print_summary
     from spark.pipeline import (
@@ -175,7 +179,7 @@ def run_cmd(
     try:
         compile_query(sql)
     except TinySQLError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise sql_error(sql, exc) from None
     console = Console()
     log_dir, parquet_dir = out / "log", out / "parquet"
     log_dir.mkdir(parents=True, exist_ok=True)

@@ -393,3 +393,73 @@ def test_no_interleave_and_output_action_are_recorded() -> None:
     assert plan.no_interleave
     assert plan.output_action is not None
     assert (plan.output_action.command, plan.output_action.param) == ("SetSnd", 512)
+
+
+# --- what the query message cannot carry, refused at plan time --------------------------------
+
+
+def test_a_lifetime_of_zero_is_refused_at_the_lifetime_clause() -> None:
+    for sql in ("SELECT light FROM sensors LIFETIME 0 days", "SELECT light LIFETIME 0.0 h"):
+        error = compile_error(sql)
+        assert error.message.endswith("must be longer than zero")
+        assert (error.line, error.column) == (1, sql.index("LIFETIME") + 1)
+    assert compile_error("SELECT light LIFETIME 0 days").message == (
+        "LIFETIME 0 days must be longer than zero"
+    )
+
+
+def test_an_output_action_name_longer_than_char8_is_refused_at_plan_time() -> None:
+    sql = "SELECT light FROM sensors OUTPUT ACTION abcdefghij"
+    error = compile_error(sql)
+    assert error.message == (
+        "OUTPUT ACTION abcdefghij: the query message carries a command name of at most 8 "
+        "Latin-1 characters (CmdBufInfo.name is char[8])"
+    )
+    assert (error.line, error.column) == (1, 27)
+    plan = compile_query("SELECT light FROM sensors OUTPUT ACTION abcdefgh(-32768)")
+    assert encode_query(plan, 1)[-1][19:30] == b"abcdefgh\x00\x00\x80"
+
+
+@pytest.mark.parametrize(
+    ("action", "fragment"),
+    [
+        ("λ", "OUTPUT ACTION λ: the query message carries a command name of at most 8"),
+        ("beep(32768)", "OUTPUT ACTION beep(32768): the argument does not fit 16 bits"),
+        ("beep(-32769)", "OUTPUT ACTION beep(-32769): the argument does not fit 16 bits"),
+    ],
+)
+def test_output_actions_the_buffer_part_cannot_carry(action: str, fragment: str) -> None:
+    error = compile_error(f"SELECT light OUTPUT ACTION {action}")
+    assert error.message.startswith(fragment)
+    assert (error.line, error.column) == (1, 14)
+
+
+def test_too_many_predicates_points_at_the_first_that_does_not_fit() -> None:
+    predicates = [f"light > {k}" for k in range(20)]
+    sql = "SELECT light FROM sensors WHERE " + " AND ".join(predicates)
+    error = compile_error(sql)
+    assert error.message == (
+        "too many predicates: the query message carries at most 16 expressions (WHERE "
+        "predicates and aggregates), this WHERE has 20"
+    )
+    assert (error.line, error.column) == (1, sql.index("light > 16") + 1)
+
+
+def test_too_many_expressions_points_at_the_first_aggregate_that_does_not_fit() -> None:
+    aggregates = ", ".join(f"{a}({b})" for a in ("max", "min", "sum") for b in ("light", "temp"))
+    sql = f"SELECT {aggregates} WHERE " + " AND ".join(f"light > {k}" for k in range(12))
+    error = compile_error(sql)
+    assert error.message == (
+        "a query has at most 16 expressions (WHERE predicates and aggregates), this one needs 18"
+    )
+    # 12 predicates and 4 aggregates fit: sum(light), the fifth aggregate, does not.
+    assert (error.line, error.column) == (1, sql.index("sum(light)") + 1)
+
+
+def test_a_query_that_reads_no_attribute_is_refused() -> None:
+    error = compile_error("SELECT 1 + 2 AS three FROM sensors")
+    assert error.message == (
+        "the query reads no attribute, so there is no query message to send; select an "
+        "attribute or an aggregate"
+    )
+    assert (error.line, error.column) == (1, 8)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gateway.tinysql import SelectQuery, StopQuery, TinySQLError, ast, parse_statement
+from gateway.tinysql.lexer import MAX_NUMBER_LENGTH
+from gateway.tinysql.parser import MAX_DEPTH
 
 
 def select(sql: str) -> SelectQuery:
@@ -211,3 +213,82 @@ def test_string_constants_are_not_supported_yet() -> None:
     error = error_of("select light where name = 'abc'")
     assert "not supported yet" in str(error)
     assert (error.line, error.column) == (1, 27)
+
+
+# --- limits: depth and number length --------------------------------------------------------
+
+WHERE = "select light from sensors where "  # 32 characters: the condition starts at column 33
+
+
+def nested(opener: str, depth: int, inner: str = "light > 1") -> str:
+    closers = ")" * depth if opener == "(" else ""
+    return WHERE + (opener + " ") * depth + inner + closers
+
+
+@pytest.mark.parametrize("opener", ["(", "NOT", "-"])
+def test_nesting_up_to_the_limit_parses(opener: str) -> None:
+    select(nested(opener, MAX_DEPTH))
+
+
+@pytest.mark.parametrize(
+    ("opener", "width"),
+    [("(", len("( ")), ("NOT", len("NOT ")), ("-", len("- "))],
+)
+def test_nesting_past_the_limit_is_refused_where_it_goes_too_deep(opener: str, width: int) -> None:
+    error = error_of(nested(opener, 200))
+    assert error.message == (
+        "nested too deeply: a query nests at most 32 levels of parentheses, NOT, unary "
+        "minus and aggregate calls"
+    )
+    # The 33rd opener, which would open a 33rd level.
+    assert (error.line, error.column) == (1, 33 + MAX_DEPTH * width)
+
+
+def test_parenthesised_arithmetic_past_the_limit_is_refused() -> None:
+    error = error_of("select max(" + "(" * 100 + "light" + ")" * 101)
+    assert "nested too deeply" in error.message
+    # max( is the first level; the 32nd '(' opens the 33rd.
+    assert (error.line, error.column) == (1, len("select max(") + MAX_DEPTH)
+
+
+def test_two_thousand_ands_are_refused_with_the_position_of_the_and_that_is_too_deep() -> None:
+    sql = WHERE + " AND ".join(["light > 1"] * 2000)
+    error = error_of(sql)
+    assert error.message == (
+        "too many conditions joined with AND: a condition nests at most 32 operators one "
+        "inside another"
+    )
+    # The tree groups to the left, so the root is the last AND: the 33rd AND from the end
+    # is the 33rd operator from the top, the first one too many.
+    and_columns = [i + 2 for i in range(len(sql)) if sql.startswith(" AND ", i)]
+    assert (error.line, error.column) == (1, and_columns[-(MAX_DEPTH + 1)])
+
+
+def test_a_chain_of_arithmetic_past_the_limit_is_refused() -> None:
+    error = error_of("select " + " + ".join(["light"] * 500))
+    assert error.message == (
+        "too many operators chained: an expression nests at most 32 operators one inside another"
+    )
+
+
+def test_the_longest_chain_within_the_limit_parses() -> None:
+    # n comparisons: n - 1 ANDs over a comparison, n operators one inside another.
+    query = select(WHERE + " AND ".join(["light > 1"] * MAX_DEPTH))
+    assert isinstance(query.where, ast.BoolOp)
+    error_of(WHERE + " AND ".join(["light > 1"] * (MAX_DEPTH + 1)))
+
+
+def test_a_number_longer_than_the_limit_is_refused_where_it_starts() -> None:
+    assert MAX_NUMBER_LENGTH == 40
+    select("select light where light > " + "9" * 40)
+    error = error_of("select light where light > " + "9" * 5000)
+    assert error.message == "number 999999999999... is 5000 characters long; at most 40 are allowed"
+    assert (error.line, error.column) == (1, 28)
+
+
+# Superscript two, Arabic-Indic one, fullwidth seven: str.isdigit takes them all.
+@pytest.mark.parametrize("digit", ["\u00b2", "\u0661", "\uff17"])
+def test_only_ascii_digits_make_numbers(digit: str) -> None:
+    error = error_of(f"select light where light > {digit}")
+    assert error.message == f"unexpected character {digit!r}"
+    assert (error.line, error.column) == (1, 28)

@@ -4,17 +4,89 @@ The host knows no layer: every package registers a list of click commands under
 the ``motebase.commands`` entry-point group (pyproject.toml) and the host adds
 them. That keeps the gateway from importing the emulator while still giving the
 user one command.
+
+A closed stdout (``mote listen | head``) ends any command quietly, without a message and
+with exit status 0: the reader has all it wanted, which is not an error (as `mote log cat`
+has it). It is handled here, once, for every command, including the writes rich and click
+catch themselves to exit 1.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
+import sys
+from collections.abc import Iterator
 from importlib.metadata import entry_points
+from typing import Any
 
 import click
 
 
+class _MoteGroup(click.Group):
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _closed_stdout_ends_quietly():  # `mote --help | head` writes here
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _closed_stdout_ends_quietly():
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def _closed_stdout_ends_quietly() -> Iterator[None]:
+    stdout = _fileno(sys.stdout)
+    was_devnull = stdout is not None and _is_devnull(stdout)
+    try:
+        yield
+        # Surface a closed pipe here rather than in the interpreter's final flush, which
+        # would print "Exception ignored ... BrokenPipeError" and exit 120.
+        sys.stdout.flush()
+    except BrokenPipeError as exc:
+        if stdout is None or not _reader_gone(stdout):
+            # A socket or a child process, not our reader: a real error.
+            raise click.ClickException(f"broken pipe: {exc}") from exc
+        _discard(stdout)
+        raise click.exceptions.Exit(0) from None
+    except SystemExit as exc:
+        # rich's Console.on_broken_pipe points stdout at /dev/null and exits 1.
+        if exc.code == 1 and stdout is not None and not was_devnull and _is_devnull(stdout):
+            raise click.exceptions.Exit(0) from None
+        raise
+
+
+def _fileno(stream: object) -> int | None:
+    try:
+        return int(stream.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None  # not a file: CliRunner's capture, a StringIO
+
+
+def _reader_gone(fd: int) -> bool:
+    """Whether ``fd`` is a pipe or socket whose reading end is closed (POLLERR/POLLHUP)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def _is_devnull(fd: int) -> bool:
+    here, devnull = os.fstat(fd), os.stat(os.devnull)
+    return (here.st_dev, here.st_ino) == (devnull.st_dev, devnull.st_ino)
+
+
+def _discard(fd: int) -> None:
+    """Point ``fd`` at /dev/null, so what is still buffered flushes without an error at
+    exit (the idiom of the Python docs' note on SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def build_cli() -> click.Group:
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.group(cls=_MoteGroup, context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(package_name="motebase")
     def mote() -> None:
         """motebase: TinyDB queries over Mica/Mica2 networks, real or emulated, into Spark."""

@@ -27,7 +27,7 @@ from gateway.protocol import (
     decode_packet,
 )
 from gateway.protocol.tos import TINYDB_PAYLOAD_LEN
-from gateway.transport import PLATFORM_BAUD, open_endpoint
+from gateway.transport import PLATFORM_BAUD, Endpoint, open_endpoint
 
 _PROTOCOL_BYTES = {int(p) for p in Protocol}
 
@@ -221,7 +221,7 @@ def listen_cmd(
             wait = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
             if wait <= 0:
                 break
-            for packet in endpoint.read_packets(wait)[: None if count is None else count - seen]:
+            for packet in _read_packets(endpoint, wait)[: None if count is None else count - seen]:
                 seen += 1
                 if as_hex:
                     out.write(" ".join(f"{b:02x}" for b in packet) + "\n")
@@ -230,10 +230,16 @@ def listen_cmd(
                     decoder.packet(packet)
     except KeyboardInterrupt:
         pass
-    except OSError as exc:
-        raise click.ClickException(f"link lost: {exc}") from exc
     finally:
         endpoint.close()
+
+
+def _read_packets(endpoint: Endpoint, wait: float) -> list[bytes]:
+    # Only the link's errors are "link lost": one writing stdout (a closed pipe) is not.
+    try:
+        return endpoint.read_packets(wait)
+    except OSError as exc:
+        raise click.ClickException(f"link lost: {exc}") from exc
 
 
 COMMANDS: list[click.Command] = [decode_cmd, listen_cmd]

@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 
 from gateway.assembly import RegisteredQuery, Row
-from gateway.cli.params import parse_duration
+from gateway.cli.params import parse_duration, sql_error
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
 from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, CommandParamError, ParamType
 from gateway.resultlog import LogCorruptError, LogLockedError
@@ -191,7 +191,7 @@ def query_cmd(
             return
         plan = compile_query(sql)
     except TinySQLError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise sql_error(sql, exc) from None
     stop = threading.Event()
     limits = RunLimits(
         epochs=epochs, duration_s=parse_duration(duration) if duration else None, stop=stop

@@ -6,6 +6,7 @@ import click
 from rich.console import Console
 
 from gateway.catalog import Catalog, default_catalog
+from gateway.cli.params import sql_error
 from gateway.encoder import encode_query
 from gateway.plan import BatteryState, QueryPlan, TinySQLError, compile_query
 from gateway.plan.capacity import capacity
@@ -18,14 +19,7 @@ def _compile(
     try:
         return compile_query(sql, optimize=optimize, battery=battery, children=children)
     except TinySQLError as exc:
-        raise click.ClickException(_pointed_error(sql, exc)) from None
-
-
-def _pointed_error(sql: str, error: TinySQLError) -> str:
-    """The error with the offending source line and a caret under the column."""
-    lines = sql.splitlines() or [""]
-    source = lines[min(error.line, len(lines)) - 1]
-    return f"{error}\n  {source}\n  {' ' * (error.column - 1)}^"
+        raise sql_error(sql, exc) from None
 
 
 @click.command("encode-query")

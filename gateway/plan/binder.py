@@ -89,7 +89,15 @@ class _Binder:
         aggregate_query = any(_contains_aggregate(item.expr) for item in query.items)
         if query.where is not None:
             self._register_names(query.where)
-            self.bound.selections = [self._selection(c) for c in _conjuncts(query.where)]
+            predicates = _conjuncts(query.where)
+            if len(predicates) > MAX_EXPRESSIONS:
+                raise _error(
+                    f"too many predicates: the query message carries at most {MAX_EXPRESSIONS} "
+                    f"expressions (WHERE predicates and aggregates), this WHERE has "
+                    f"{len(predicates)}",
+                    predicates[MAX_EXPRESSIONS],
+                )
+            self.bound.selections = [self._selection(c) for c in predicates]
         if query.group_by is not None:
             self._register_names(query.group_by)
             self.bound.group = self._group_by(query.group_by, aggregate_query)
@@ -98,6 +106,15 @@ class _Binder:
             if not aggregate_query:
                 raise _error("HAVING needs an aggregate query", query.having)
             self.bound.having = self._condition(query.having)
+        if not self.bound.fields:
+            # Nothing to sample is nothing to send: the query would run without a message.
+            raise TinySQLError(
+                "the query reads no attribute, so there is no query message to send; "
+                "select an attribute or an aggregate",
+                query.items[0].pos.line,
+                query.items[0].pos.column,
+                "an attribute or an aggregate",
+            )
         self._check_limits()
         return self.bound
 
@@ -329,10 +346,13 @@ class _Binder:
             )
         expressions = len(self.bound.selections) + len(self.bound.aggregates)
         if expressions > MAX_EXPRESSIONS:
+            # The selections fit (bind checked them), so an aggregate is the first that does not.
+            first_extra = self.bound.aggregates[MAX_EXPRESSIONS - len(self.bound.selections)]
             raise TinySQLError(
-                f"a query has at most {MAX_EXPRESSIONS} expressions, this one needs {expressions}",
-                1,
-                1,
+                f"a query has at most {MAX_EXPRESSIONS} expressions (WHERE predicates and "
+                f"aggregates), this one needs {expressions}",
+                first_extra.pos.line,
+                first_extra.pos.column,
             )
         if query.having is not None and not self.bound.aggregates:
             raise _error("HAVING needs an aggregate query", query.having)

@@ -24,6 +24,7 @@ from gateway.plan.overflow import overflow_notes
 from gateway.plan.pushdown import decide_pushdown
 from gateway.plan.rowexpr import RowRef
 from gateway.protocol.aggregates import WINDOWED, AggOp
+from gateway.protocol.query import COMMAND_NAME_LEN
 from gateway.tinysql import ast
 from gateway.tinysql.errors import TinySQLError
 from gateway.tinysql.parser import EPOCH_UNITS, TIME_UNITS, parse_statement
@@ -37,6 +38,8 @@ MAX_AGG_ARG = 255
 #: Largest w - s of a window: its TinyDB state (9 bytes + the ring) fills a 25-byte record.
 MAX_WINAVG_RING = 4
 MAX_WINDOW_RING = 8
+#: CmdBufInfo.param, the OUTPUT ACTION argument, is a 16-bit signed integer.
+INT16 = (-32768, 32767)
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,6 @@ def compile_query(
         lifetime=timing.lifetime,
         notes=timing.notes + _notes(bound) + overflow_notes(expressions, bound.attributes),
     )
-    action = statement.output_action
     return QueryPlan(
         sql=sql,
         fields=tuple(bound.fields),
@@ -126,12 +128,40 @@ def compile_query(
         epoch_units=timing.units,
         num_epochs=num_epochs,
         no_interleave=statement.no_interleave,
-        output_action=OutputAction(action.command, action.argument) if action else None,
+        output_action=_output_action(statement.output_action),
         outputs=tuple(bound.outputs),
         having=bound.having,
         optimized=optimize,
         explanation=explanation,
     )
+
+
+def _output_action(clause: ast.OutputAction | None) -> OutputAction | None:
+    """The BUFFER part's command, refused here when CmdBufInfo cannot carry it, so that
+    `mote explain` rejects what the encoder would."""
+    if clause is None:
+        return None
+    name, argument, pos = clause.command, clause.argument, clause.pos
+    try:
+        size = len(name.encode("latin-1"))
+    except UnicodeEncodeError:
+        size = None
+    if size is None or size > COMMAND_NAME_LEN:
+        raise TinySQLError(
+            f"OUTPUT ACTION {name}: the query message carries a command name of at most "
+            f"{COMMAND_NAME_LEN} Latin-1 characters (CmdBufInfo.name is char[{COMMAND_NAME_LEN}])",
+            pos.line,
+            pos.column,
+            f"a command name of at most {COMMAND_NAME_LEN} characters",
+        )
+    if argument is not None and not INT16[0] <= argument <= INT16[1]:
+        raise TinySQLError(
+            f"OUTPUT ACTION {name}({argument}): the argument does not fit 16 bits",
+            pos.line,
+            pos.column,
+            "an integer between -32768 and 32767",
+        )
+    return OutputAction(name, argument)
 
 
 def _with_selectivity(selection: PlanSelection, bound: BoundQuery) -> PlanSelection:
@@ -184,9 +214,19 @@ def _lifetime_timing(
             clause.duration.pos.column,
             "a unit such as days or hours",
         )
+    lifetime_ms = _milliseconds(clause.duration)
+    if lifetime_ms <= 0:
+        # The sample period is the battery's energy spread over the lifetime: none to spread.
+        raise TinySQLError(
+            f"LIFETIME {clause.duration.value:g} {clause.duration.unit.lower()} must be "
+            "longer than zero",
+            clause.pos.line,
+            clause.pos.column,
+            "a lifetime such as 30 days",
+        )
     min_period = None if clause.min_sample_rate is None else _rate_period(clause.min_sample_rate)
     estimate = estimate_lifetime(
-        _milliseconds(clause.duration),
+        lifetime_ms,
         [bound.attributes[f.name] for f in bound.fields],
         catalog.energy,
         battery,

@@ -43,6 +43,9 @@ NO_FROM_BUFFER = 0xFF
 NO_GROUPING = -1
 #: Java's fwdNode: the UART address.
 FWD_FROM_UART = 0x007E
+#: ``CmdBufInfo.name`` is ``char[8]``: an OUTPUT ACTION command name is at most 8 Latin-1
+#: characters (fixed_cstring: NUL-padded, no NUL when all 8 are used).
+COMMAND_NAME_LEN = 8
 
 
 class MsgType(IntEnum):
@@ -162,7 +165,11 @@ Expr = cs.Struct(
     "opState" / cs.Int16ul,  # a mote pointer; meaningless on the wire
 )
 
-CmdBufInfo = cs.Struct("name" / fixed_cstring(8), "hasParam" / cs.Flag, "param" / cs.Int16sl)
+CmdBufInfo = cs.Struct(
+    "name" / fixed_cstring(COMMAND_NAME_LEN),
+    "hasParam" / cs.Flag,
+    "param" / cs.Int16sl,
+)
 
 RamBufInfo = cs.Struct(
     "flags"

@@ -3,7 +3,9 @@
 Keywords are not separate token kinds: TinySQL has attributes such as ``group`` that share
 a spelling with keywords, so the parser recognises keywords by position (soft keywords).
 A number immediately followed by letters (``500ms``, ``8s``) lexes as NUMBER then WORD;
-the parser reads that as a duration.
+the parser reads that as a duration. Numbers are ASCII digits only (``str.isdigit`` also
+takes superscripts, which ``int`` refuses, and other scripts' digits) and at most
+``MAX_NUMBER_LENGTH`` characters long.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ class Token:
             return "end of query"
         return f"{self.kind.value} {self.text!r}"
 
+
+#: Longest number literal, in characters. No quantity the wire carries needs more than a
+#: dozen digits; the cap keeps every literal inside float range (a 400-digit LIFETIME would
+#: overflow to inf) and below CPython's 4,300-digit limit on int(str).
+MAX_NUMBER_LENGTH = 40
 
 # Longest first, so '>=' wins over '>'.
 _OPERATORS = (
@@ -90,16 +97,8 @@ class _Scanner:
         start, ch = self.pos, self.source[self.pos]
         if ch.isalpha() or ch == "_":
             return self._token(Kind.WORD, start, self._scan_while(_is_word_char))
-        if ch.isdigit():
-            end = self._scan_while(str.isdigit)
-            if (
-                end + 1 < len(self.source)
-                and self.source[end] == "."
-                and self.source[end + 1].isdigit()
-            ):
-                self.pos = end + 1
-                end = self._scan_while(str.isdigit)
-            return self._token(Kind.NUMBER, start, end)
+        if _is_digit(ch):
+            return self._number(start)
         if ch in "'\"":
             return self._string(start, ch)
         for op in _OPERATORS:
@@ -111,6 +110,25 @@ class _Scanner:
             self._column(start),
             "a keyword, name, number or operator",
         )
+
+    def _number(self, start: int) -> Token:
+        end = self._scan_while(_is_digit)
+        if (
+            end + 1 < len(self.source)
+            and self.source[end] == "."
+            and _is_digit(self.source[end + 1])
+        ):
+            self.pos = end + 1
+            end = self._scan_while(_is_digit)
+        if end - start > MAX_NUMBER_LENGTH:
+            raise TinySQLError(
+                f"number {self.source[start : start + 12]}... is {end - start} characters "
+                f"long; at most {MAX_NUMBER_LENGTH} are allowed",
+                self.line,
+                self._column(start),
+                f"a number of at most {MAX_NUMBER_LENGTH} characters",
+            )
+        return self._token(Kind.NUMBER, start, end)
 
     def _string(self, start: int, quote: str) -> Token:
         end = self.source.find(quote, start + 1)
@@ -150,6 +168,10 @@ class _Scanner:
 
     def _column(self, offset: int) -> int:
         return offset - self.line_start + 1
+
+
+def _is_digit(ch: str) -> bool:
+    return "0" <= ch <= "9"
 
 
 def _is_word_char(ch: str) -> bool:

@@ -19,11 +19,19 @@ aggregates, ``NO INTERLEAVE``, ``OUTPUT ACTION``), keywords in any case::
 Semantic checks (catalog names, what the wire format can carry, OR) happen in the
 planner; only constructs this gateway does not implement at all (events, storage points,
 buffers) are refused here, with "not supported yet".
+
+Depth is bounded, so that neither this parser nor the planner's tree walks can exhaust
+Python's stack. Around any point of a query there are at most ``MAX_DEPTH`` (32) levels of
+parentheses, NOT, unary minus and aggregate calls, and at most ``MAX_DEPTH`` binary
+operators (AND, OR, comparisons, arithmetic) one inside another; operators group to the
+left, so ``c1 AND c2 AND ... AND cn`` puts n of them around c1 (n - 1 ANDs and its
+comparison). Real queries stay far below both: the query message carries 16 expressions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import NoReturn, TypeVar
 
 from gateway.tinysql import ast
@@ -73,6 +81,9 @@ TIME_UNITS: dict[str, float] = {
 #: Units a FOR clause may also count in.
 EPOCH_UNITS = frozenset(("EPOCH", "EPOCHS", "ROUND", "ROUNDS"))
 
+#: Deepest nesting and deepest condition or expression tree a query may have.
+MAX_DEPTH = 32
+
 _COMPARISONS = {"=": "=", "<>": "<>", "!=": "<>", ">": ">", ">=": ">=", "<": "<", "<=": "<="}
 _NOT_SUPPORTED = "not supported yet"
 
@@ -87,6 +98,7 @@ class _Parser:
         self.sql = sql
         self.tokens = tokenize(sql)
         self.i = 0
+        self.depth = 0  # open parentheses, NOTs, minus signs and calls around the cursor
 
     # --- statements ---------------------------------------------------------------------
 
@@ -137,6 +149,9 @@ class _Parser:
         while self._trailing_clause(clauses):
             pass
         self._end()
+        for tree in (*(item.expr for item in items), where, group_by, having):
+            if tree is not None:
+                _check_depth(tree)
         return ast.SelectQuery(
             items=tuple(items),
             where=where,
@@ -257,7 +272,8 @@ class _Parser:
     def _negation(self) -> ast.Condition:
         if self._at_word("NOT"):
             token = self._advance()
-            return ast.Not(self._negation(), _pos(token))
+            with self._level(token):
+                return ast.Not(self._negation(), _pos(token))
         if not self._at_op("("):
             return self._comparison()
         # '(' opens either a parenthesised condition or an arithmetic operand such as
@@ -265,8 +281,8 @@ class _Parser:
         return self._first_of(self._comparison, self._parenthesised_condition)
 
     def _parenthesised_condition(self) -> ast.Condition:
-        self._expect_op("(")
-        condition = self._condition()
+        with self._level(self._expect_op("(")):
+            condition = self._condition()
         self._expect_op(")")
         return condition
 
@@ -299,12 +315,14 @@ class _Parser:
     def _unary(self) -> ast.Expr:
         token = self._peek()
         if self._accept_op("-"):
-            operand = self._unary()
+            with self._level(token):
+                operand = self._unary()
             if isinstance(operand, ast.Number):
                 return ast.Number(-operand.value, _pos(token), operand.unit)
             return ast.Negate(operand, _pos(token))
         if self._accept_op("("):
-            inner = self._expr()
+            with self._level(token):
+                inner = self._expr()
             self._expect_op(")")
             return inner
         if token.kind is Kind.NUMBER:
@@ -339,7 +357,8 @@ class _Parser:
         if self._accept_op("("):
             args: list[ast.Expr] = []
             if not self._at_op(")"):
-                args = self._comma_list(self._call_argument)
+                with self._level(token):
+                    args = self._comma_list(self._call_argument)
             self._expect_op(")")
             return ast.AggCall(token.upper, tuple(args), _pos(token), self._text_since(token))
         if self._accept_op("."):
@@ -359,6 +378,22 @@ class _Parser:
         if self._accept_op("*"):
             return ast.Star(_pos(token))
         return self._expr()
+
+    @contextlib.contextmanager
+    def _level(self, opener: Token) -> Iterator[None]:
+        """One more level of nesting, opened by ``opener``; past MAX_DEPTH, an error there."""
+        if self.depth >= MAX_DEPTH:
+            raise TinySQLError(
+                f"nested too deeply: a query nests at most {MAX_DEPTH} levels of "
+                "parentheses, NOT, unary minus and aggregate calls",
+                opener.line,
+                opener.column,
+            )
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     # --- token helpers ------------------------------------------------------------------
 
@@ -488,6 +523,40 @@ class _Trailing:
         if self.output_action is not None:
             raise TinySQLError("duplicate OUTPUT ACTION", action.pos.line, action.pos.column)
         self.output_action = action
+
+
+def _check_depth(root: ast.Expr | ast.Condition) -> None:
+    """Refuse more than MAX_DEPTH binary operators one inside another, at the first one.
+
+    Chains (``a AND b AND ...``, ``a + b + ...``) are parsed in loops, so only this walk,
+    which needs no stack of its own, sees how deep they make the tree; the other levels
+    (parentheses, NOT, minus, calls) were counted while parsing.
+    """
+    pending: list[tuple[ast.Expr | ast.Condition, int]] = [(root, 0)]
+    while pending:
+        node, depth = pending.pop()
+        if isinstance(node, ast.BinaryOp | ast.Comparison | ast.BoolOp):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise TinySQLError(_too_deep(node), node.pos.line, node.pos.column)
+        pending += [(child, depth) for child in reversed(_children(node))]
+
+
+def _children(node: ast.Expr | ast.Condition) -> tuple[ast.Expr | ast.Condition, ...]:
+    if isinstance(node, ast.BinaryOp | ast.Comparison | ast.BoolOp):
+        return (node.left, node.right)
+    if isinstance(node, ast.Negate | ast.Not):
+        return (node.operand,)
+    if isinstance(node, ast.AggCall):
+        return node.args
+    return ()
+
+
+def _too_deep(node: ast.BinaryOp | ast.Comparison | ast.BoolOp) -> str:
+    limit = f"at most {MAX_DEPTH} operators one inside another"
+    if isinstance(node, ast.BoolOp):
+        return f"too many conditions joined with {node.op}: a condition nests {limit}"
+    return f"too many operators chained: an expression nests {limit}"
 
 
 def _pos(token: Token) -> ast.Pos:
