@@ -74,9 +74,17 @@ def _open_link(port: str, platform: str, baud: int | None) -> ReconnectingEndpoi
         raise click.ClickException(f"cannot open {port}: {exc}") from exc
 
 
+def _warn(message: str) -> None:
+    click.echo(message, err=True)
+
+
 @contextlib.contextmanager
-def _session(port: str, platform: str, baud: int | None) -> Iterator[QuerySession]:
-    session = QuerySession(_open_link(port, platform, baud), config=SessionConfig())
+def _session(
+    port: str, platform: str, baud: int | None, config: SessionConfig | None = None
+) -> Iterator[QuerySession]:
+    session = QuerySession(
+        _open_link(port, platform, baud), config=config or SessionConfig(), notify=_warn
+    )
     try:
         yield session
     except (SendError, LogLockedError, LogCorruptError) as exc:
@@ -162,6 +170,13 @@ def _signals_stop(stop: threading.Event) -> Iterator[None]:
     "--keep-running/--stop-at-end", default=False, help="Leave the query running on the motes."
 )
 @click.option("--table/--no-table", default=True, help="Show the live result table.")
+@click.option(
+    "--silence-epochs",
+    type=click.IntRange(min=0),
+    default=SessionConfig.silence_epochs,
+    show_default=True,
+    help="Warn when the query delivers no result for this many epochs (0: never).",
+)
 def query_cmd(
     sql: str,
     port: str,
@@ -174,11 +189,14 @@ def query_cmd(
     qid: int | None,
     keep_running: bool,
     table: bool,
+    silence_epochs: int,
 ) -> None:
     """Run a TinySQL query on the network behind PORT and collect its results.
 
     Ctrl-C or SIGTERM ends the run: the query is stopped (unless --keep-running), the rows
-    already assembled are written. `STOP QUERY n` as SQL stops query n instead.
+    already assembled are written, the exit status is 0. `STOP QUERY n` as SQL stops
+    query n instead. When a dropped link comes back and the basestation no longer runs
+    the query (it rebooted), the query is sent again under the same id.
     """
     if epochs is not None and duration is not None:
         raise click.UsageError("give --epochs or --duration, not both")
@@ -196,7 +214,8 @@ def query_cmd(
     limits = RunLimits(
         epochs=epochs, duration_s=parse_duration(duration) if duration else None, stop=stop
     )
-    with _session(port, platform, baud) as session:
+    config = SessionConfig(silence_epochs=silence_epochs or None)
+    with _session(port, platform, baud, config) as session:
         sinks = _sinks(out, log, table, session)
         sinks.append(_Announcer(keep_running))
         with _signals_stop(stop), contextlib.suppress(KeyboardInterrupt):
