@@ -107,6 +107,10 @@ class SessionConfig:
     #: never). A network that lost the query, a broken tree or a dead root look alike
     #: from here; so does a WHERE clause no reading passes.
     silence_epochs: int | None = 5
+    #: How long after its parts were sent a query's first epoch may begin: a motebase
+    #: root waits SCHED_START_DELAY_MS and one epoch (firmware/core/schedule.h). Silence
+    #: is counted from then, so a query is not reported silent before it could speak.
+    first_epoch_delay_s: float = 4.096
 
 
 @dataclass
@@ -337,7 +341,8 @@ class QuerySession:
         return query
 
     def _send_parts(self, qid: int) -> None:
-        self._last_heard[qid] = self._clock()
+        epoch_s = (self._epoch_ms[qid] or 0) / 1000
+        self._last_heard[qid] = self._clock() + self.config.first_epoch_delay_s + epoch_s
         self._silent.discard(qid)
         for index, part in enumerate(self._parts[qid]):
             if index:

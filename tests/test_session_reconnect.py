@@ -187,7 +187,9 @@ def test_a_silent_query_is_reported_once_per_silent_stretch(tmp_path: Path) -> N
     root = TinyDBRoot()
     mote = ScriptedMote(tmp_path, root)
     notes: list[str] = []
-    config = SessionConfig(status_wait_s=0.2, stop_gap_s=0.01, silence_epochs=2)
+    config = SessionConfig(
+        status_wait_s=0.2, stop_gap_s=0.01, silence_epochs=2, first_epoch_delay_s=0.0
+    )
     session = QuerySession(open_link(str(mote.path)), config=config, notify=notes.append)
     sql = "SELECT nodeid, light FROM sensors EPOCH DURATION 256"
     try:
