@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from rich.live import Live
 from rich.table import Table
 
 from gateway.cli.params import parse_duration, sql_error
+from gateway.cli.signals import sigterm_calls
 
 
 def _root_position(text: str | None) -> tuple[float, float] | None:
@@ -321,7 +323,11 @@ def emulate_cmd(
     log: Path | None,
     summary_rows: int,
 ) -> None:
-    """Run an emulated mote network; its root's UART speaks TinyOS 1.x serial."""
+    """Run an emulated mote network; its root's UART speaks TinyOS 1.x serial.
+
+    Serving (--pty, --sf), it runs until --duration or Ctrl-C or SIGTERM, then prints its
+    summary and exits 0.
+    """
     from emu.bridge import SerialBridge
     from emu.network import ConfigError, Network, NetworkConfig
 
@@ -379,15 +385,17 @@ def emulate_cmd(
     if bridge.sf_port is not None:
         console.print(f"SerialForwarder: [bold]127.0.0.1:{bridge.sf_port}[/]")
     started = time.monotonic()
-    if sqls:
-        _inject_queries(console, bridge, sqls, parse_duration(query_after) * 1000.0)
+    terminated = threading.Event()
     totals: dict[str, int] = {}
-    bridge.start()
     try:
-        with Live(console=console, refresh_per_second=4, transient=False) as live:
-            while not bridge.finished.wait(0.25):
+        with sigterm_calls(terminated.set):
+            if sqls:
+                _inject_queries(console, bridge, sqls, parse_duration(query_after) * 1000.0)
+            bridge.start()
+            with Live(console=console, refresh_per_second=4, transient=False) as live:
+                while not bridge.finished.wait(0.25) and not terminated.is_set():
+                    live.update(_progress(net, started, totals))
                 live.update(_progress(net, started, totals))
-            live.update(_progress(net, started, totals))
     except KeyboardInterrupt:
         pass
     finally:

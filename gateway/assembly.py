@@ -201,18 +201,34 @@ class _QueryAssembly:
         self._smoothed: dict[int, dict[int, float]] = {}
         self.first_epoch: int | None = None
         self.latest_epoch = -1
+        #: Row epoch = unwrapped wire epoch + offset; the offset moves on when the network
+        #: restarts the query (``restart``) and numbers its epochs from 1 again.
+        self._offset = 0
+        self._wire_latest = -1
 
-    def unwrap(self, epoch: int) -> int:
-        """The wire's 16-bit epoch as a count that keeps growing past 65535: the value
-        nearest to the latest epoch seen."""
-        if self.latest_epoch < 0:
-            return epoch
-        candidate = self.latest_epoch - (self.latest_epoch & _EPOCH_MASK) + epoch
-        if candidate < self.latest_epoch - _EPOCH_HALF:
-            candidate += _EPOCH_MASK + 1
-        elif candidate > self.latest_epoch + _EPOCH_HALF:
-            candidate -= _EPOCH_MASK + 1
-        return candidate
+    def row_epoch(self, epoch: int) -> int:
+        """The row epoch of a wire epoch: unwrapped (the 16-bit count keeps growing past
+        65535, the value nearest to the latest seen) and shifted past a restart."""
+        latest = self._wire_latest
+        candidate = epoch
+        if latest >= 0:
+            candidate = latest - (latest & _EPOCH_MASK) + epoch
+            if candidate < latest - _EPOCH_HALF:
+                candidate += _EPOCH_MASK + 1
+            elif candidate > latest + _EPOCH_HALF:
+                candidate -= _EPOCH_MASK + 1
+        self._wire_latest = max(latest, candidate)
+        return candidate + self._offset
+
+    def restart(self, elapsed_epochs: int, stats: AssemblyStats) -> list[Row]:
+        """The network runs the query afresh and numbers its epochs from 1 again: close
+        the open buckets (their missing records died with the old run) and number the
+        new run's epochs after every epoch seen and ``elapsed_epochs`` since the start,
+        so rows keep unique, growing epochs and roughly right epoch times."""
+        rows = self.flush(stats)
+        self._offset = max(self.latest_epoch, elapsed_epochs, self._offset)
+        self._wire_latest = -1
+        return rows
 
     def add_tuple(self, result: TupleResult, now: float, stats: AssemblyStats) -> list[Row]:
         key = (result.origin, result.epoch)
@@ -436,10 +452,21 @@ class ResultAssembler:
         if state is None:
             self.stats.unknown_query += 1
             return []
-        result = replace(result, epoch=state.unwrap(result.epoch))
+        result = replace(result, epoch=state.row_epoch(result.epoch))
         if isinstance(result, TupleResult):
             return state.add_tuple(result, receive_time, self.stats)
         return state.add_record(result, receive_time, self.stats)
+
+    def restart(self, query_id: int, now: float) -> list[Row]:
+        """The query was sent again to a network that had lost it (a rebooted
+        basestation): its epochs start from 1 again. Returns the rows of the buckets
+        this closes."""
+        state = self._queries.get(query_id)
+        if state is None:
+            return []
+        epoch_ms = state.query.plan.epoch_ms
+        elapsed = 0 if not epoch_ms else int((now - state.query.start_time) * 1000 // epoch_ms)
+        return state.restart(elapsed, self.stats)
 
     def expire(self, now: float) -> list[Row]:
         rows: list[Row] = []

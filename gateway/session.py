@@ -11,11 +11,15 @@ for the caller's sinks.
 
 The session never owns the link's life: it is handed an endpoint (usually a
 ``ReconnectingEndpoint``), so a link that drops and comes back leaves the assembler's
-state, and every row already produced, untouched.
+state, and every row already produced, untouched. When the link comes back the session
+asks the root again which queries it runs and re-sends those of its own the root lost
+(a basestation that rebooted during the outage); a query that stays silent for
+``silence_epochs`` epochs is reported, once per silent stretch.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -54,6 +58,9 @@ from gateway.protocol import (
 from gateway.protocol.command import check_command
 from gateway.protocol.motebase import add_trailer, parse_status_extension
 from gateway.protocol.tos import TOS_HEADER_LEN
+from gateway.transport.base import LinkStats
+
+log = logging.getLogger(__name__)
 
 #: ``u.ttl`` of the Java tool's DEL message.
 STOP_TTL = 3
@@ -96,6 +103,14 @@ class SessionConfig:
     #: TinyDB's 16-bit layout -- for a network mixing unmodified TinyDB motes in, whose
     #: root may be a motebase mote.
     wide_states: bool | None = None
+    #: Report a periodic query that has delivered no result for this many epochs (None:
+    #: never). A network that lost the query, a broken tree or a dead root look alike
+    #: from here; so does a WHERE clause no reading passes.
+    silence_epochs: int | None = 5
+    #: How long after its parts were sent a query's first epoch may begin: a motebase
+    #: root waits SCHED_START_DELAY_MS and one epoch (firmware/core/schedule.h). Silence
+    #: is counted from then, so a query is not reported silent before it could speak.
+    first_epoch_delay_s: float = 4.096
 
 
 @dataclass
@@ -233,7 +248,10 @@ class QuerySession:
         assembler: ResultAssembler | None = None,
         config: SessionConfig | None = None,
         clock: Callable[[], float] = time.time,
+        notify: Callable[[str], None] | None = None,
     ) -> None:
+        """``notify`` gets the messages for the user (query re-sent, query silent);
+        by default they are logged as warnings."""
         self.endpoint = endpoint
         self.assembler = assembler or ResultAssembler()
         self.config = config or SessionConfig()
@@ -249,6 +267,13 @@ class QuerySession:
         self._used_qids: set[int] = set()
         self._pending: list[Row] = []
         self._command_seq = first_command_seq(clock)
+        self._notify = notify or log.warning
+        self._status_replied = False
+        self._reconnects_seen = _reconnects(endpoint)
+        self._recovery_due = False
+        self._epoch_ms: dict[int, int | None] = {}  # of running queries
+        self._last_heard: dict[int, float] = {}  # when a result of the query last came
+        self._silent: set[int] = set()  # queries already reported silent
 
     def clock(self) -> float:
         """The session's time in seconds: row timestamps and every wait it does."""
@@ -285,6 +310,7 @@ class QuerySession:
         """(ids the root reports, ids of results heard) during one status request."""
         wait = self.config.status_wait_s if wait_s is None else wait_s
         self._reported_qids, self._heard_qids = set(), set()
+        self._status_replied = False
         try:
             self._send(status_request(self.config.group))
             deadline = self._clock() + wait
@@ -310,12 +336,19 @@ class QuerySession:
         self.assembler.register(query)
         self._schemas[query_id] = result_schema(plan)
         self._parts[query_id] = parts
-        for index, part in enumerate(parts):
+        self._epoch_ms[query_id] = plan.epoch_ms
+        self._send_parts(query_id)
+        return query
+
+    def _send_parts(self, qid: int) -> None:
+        epoch_s = (self._epoch_ms[qid] or 0) / 1000
+        self._last_heard[qid] = self._clock() + self.config.first_epoch_delay_s + epoch_s
+        self._silent.discard(qid)
+        for index, part in enumerate(self._parts[qid]):
             if index:
                 self._pending.extend(self._receive(self.config.part_gap_s))
             self._send(query_packet(part, self.config.group))
             self.counters.sent_parts += 1
-        return query
 
     def _parts_for(self, plan: QueryPlan, qid: int) -> tuple[QueryPlan, list[bytes]]:
         """The plan as it will run and its parts: with motebase's trailer and, unless the
@@ -336,14 +369,22 @@ class QuerySession:
             if repeat:
                 self._pending.extend(self._receive(self.config.stop_gap_s))
             self._send(packet, required=False)
-        self._parts.pop(qid, None)
+        self._forget(qid)
         rows = self._take_pending() + self.assembler.unregister(qid)
         self._schemas.pop(qid, None)
         return rows
 
+    def _forget(self, qid: int) -> None:
+        self._parts.pop(qid, None)
+        self._epoch_ms.pop(qid, None)
+        self._last_heard.pop(qid, None)
+        self._silent.discard(qid)
+
     def set_rate(self, qid: int, epoch_ms: int) -> None:
         """Change the epoch duration of a running query (RATE message)."""
         self._send(query_packet(rate_message(qid, epoch_ms), self.config.group))
+        if qid in self._epoch_ms:
+            self._epoch_ms[qid] = epoch_ms
 
     def send_command(
         self, name: str, params: dict[str, Any] | None = None, target: int = ALL_NODES
@@ -363,9 +404,54 @@ class QuerySession:
     def poll(self, timeout: float) -> list[Row]:
         """Wait up to ``timeout`` for packets; return the rows they (and timeouts) completed."""
         rows = self._take_pending()
+        if _reconnects(self.endpoint) != self._reconnects_seen:
+            self._reconnects_seen = _reconnects(self.endpoint)
+            self._recovery_due = True
+        if self._recovery_due:
+            rows.extend(self._recover())
         rows.extend(self._receive(timeout))
+        self._check_silence()
         rows.extend(self.assembler.expire(self._clock()))
         return rows
+
+    def _recover(self) -> list[Row]:
+        """After a reconnect: re-send every query of this session the root does not
+        run. Results heard meanwhile count as running (a status reply can be lost, and
+        re-sending a running query would restart its epochs). Without a status reply
+        (the root still booting, the link gone again) the next poll asks again."""
+        try:
+            reported, heard = self._survey(None)
+            if not self._status_replied:
+                return []
+            self._recovery_due = False
+            rows: list[Row] = []
+            for qid in sorted(set(self._parts) - reported - heard):
+                rows.extend(self.assembler.restart(qid, self._clock()))
+                self._send_parts(qid)
+                self._notify(
+                    f"query {qid} re-sent: the basestation did not run it after the link came back"
+                )
+            return rows
+        except SendError as exc:
+            log.info("query recovery postponed: %s", exc)
+            self._recovery_due = True
+            return []
+
+    def _check_silence(self) -> None:
+        limit = self.config.silence_epochs
+        if not limit:
+            return
+        now = self._clock()
+        for qid, epoch_ms in self._epoch_ms.items():
+            if epoch_ms is None or qid in self._silent:
+                continue
+            silent_s = now - self._last_heard[qid]
+            if silent_s * 1000 >= limit * epoch_ms:
+                self._silent.add(qid)
+                self._notify(
+                    f"query {qid}: no results for {limit} epochs ({silent_s:.1f} s); the "
+                    "network may have lost it, or no reading passes its WHERE clause"
+                )
 
     def finish(self) -> list[Row]:
         """Close every open aggregate bucket (end of the session)."""
@@ -397,6 +483,7 @@ class QuerySession:
             return self._on_result(decoded.body, decoded.mhop)
         if decoded.am == AmType.STATUS and decoded.body["fromBase"] == 0:
             if self._reported_qids is not None:
+                self._status_replied = True
                 count = decoded.body["numQueries"]
                 self._reported_qids.update(decoded.body["queries"][:count])
                 self.root = _root_info(packet[TOS_HEADER_LEN:])
@@ -405,8 +492,14 @@ class QuerySession:
         return []
 
     def _on_result(self, body: dict[str, Any], mhop: dict[str, Any] | None) -> list[Row]:
+        qid = body["qid"]
         if self._heard_qids is not None:
-            self._heard_qids.add(body["qid"])
+            self._heard_qids.add(qid)
+        if qid in self._last_heard:
+            self._last_heard[qid] = self._clock()
+            if qid in self._silent:
+                self._silent.discard(qid)
+                self._notify(f"query {qid}: results again")
         plan = self.assembler.plan_of(body["qid"])
         if plan is None:
             self.assembler.stats.unknown_query += 1
@@ -437,6 +530,12 @@ class QuerySession:
                 f"after {self.config.send_attempts} attempts"
             )
         return False
+
+
+def _reconnects(endpoint: Endpoint) -> int:
+    """How often the endpoint's link was reopened; 0 for a plain one."""
+    stats = getattr(endpoint, "stats", None)
+    return stats.reconnects if isinstance(stats, LinkStats) else 0
 
 
 def _root_info(payload: bytes) -> RootInfo | None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 
-from gateway.protocol.sf import SerialForwarderServer
+from gateway.protocol.sf import IPNetwork, RefusedClients, SerialForwarderServer
 from gateway.session import Endpoint
 
 log = logging.getLogger(__name__)
@@ -21,9 +22,20 @@ log = logging.getLogger(__name__)
 class SerialForwarder:
     """Bridges ``link`` to SerialForwarder clients on ``host:port`` (port 0: any free)."""
 
-    def __init__(self, link: Endpoint, *, host: str = "127.0.0.1", port: int = 9002) -> None:
+    def __init__(
+        self,
+        link: Endpoint,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 9002,
+        allow: Sequence[IPNetwork] | None = None,
+        max_clients: int | None = None,
+    ) -> None:
+        """``allow`` and ``max_clients``: which clients are served (SerialForwarderServer)."""
         self._link = link
-        self._server = SerialForwarderServer(host, port, self._to_mote)
+        self._server = SerialForwarderServer(
+            host, port, self._to_mote, allow=allow, max_clients=max_clients
+        )
         self._closed = threading.Event()
         self._pump = threading.Thread(target=self._to_clients, name="sf-pump", daemon=True)
         self.packets_to_mote = 0
@@ -38,15 +50,25 @@ class SerialForwarder:
     def client_count(self) -> int:
         return self._server.client_count
 
+    @property
+    def refused(self) -> RefusedClients:
+        return self._server.refused
+
     def start(self) -> SerialForwarder:
         self._server.start()
         self._pump.start()
         return self
 
     def serve_forever(self) -> None:
-        """Block until :meth:`close` (from another thread) or KeyboardInterrupt."""
+        """Block until :meth:`close` or :meth:`stop` (from another thread or a signal
+        handler) or KeyboardInterrupt."""
         while not self._closed.wait(0.5):
             pass
+
+    def stop(self) -> None:
+        """Make :meth:`serve_forever` return; safe in a signal handler (only sets a flag,
+        the caller's :meth:`close` does the joining)."""
+        self._closed.set()
 
     def close(self) -> None:
         self._closed.set()

@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from gateway.cli.signals import interrupt, sigterm_calls
 from gateway.resultlog import LogCorruptError
 from spark.errors import spark_boundary
 
@@ -160,7 +161,9 @@ def spark_cmd(
             )
 
     try:
-        run_until(queries, log_dir, duration_s=duration, idle_s=until_idle, on_batch=show)
+        # SIGTERM while streaming ends it as Ctrl-C does: the summary, exit 0.
+        with sigterm_calls(interrupt):
+            run_until(queries, log_dir, duration_s=duration, idle_s=until_idle, on_batch=show)
     except KeyboardInterrupt:
         console.print("interrupted; checkpoints are consistent, rerun to resume")
     except LogCorruptError as exc:  # the log's end became unreadable while streaming

@@ -1,4 +1,6 @@
-"""A dropped link is reported and reopened; rows decoded before the drop are kept."""
+"""A dropped link is reported and reopened; rows decoded before the drop are kept. When
+it is back the session asks the root which queries it runs: a query the root still runs
+is left alone, one it lost (the basestation rebooted) is sent again under its id."""
 
 from __future__ import annotations
 
@@ -7,10 +9,17 @@ import time
 from pathlib import Path
 
 from polling import poll_while
-from scripted_mote import ScriptedMote, TinyDBRoot, aggregate_packet, tuple_packet
+from scripted_mote import (
+    ScriptedMote,
+    TinyDBRoot,
+    aggregate_packet,
+    query_parts,
+    tuple_packet,
+)
 
 from gateway.assembly import Row
 from gateway.plan import compile_query
+from gateway.protocol import AmType
 from gateway.session import QuerySession, SessionConfig
 from gateway.sfserver import SerialForwarder
 from gateway.transport import ReconnectingEndpoint, open_link
@@ -44,11 +53,15 @@ def poll_until_reconnected(session: QuerySession, events: LinkEvents) -> list[Ro
 
 
 def test_unplugged_pty_is_reopened_and_results_continue(tmp_path: Path) -> None:
-    mote = ScriptedMote(tmp_path, TinyDBRoot())
+    root = TinyDBRoot()
+    mote = ScriptedMote(tmp_path, root)
     events = LinkEvents()
-    session = QuerySession(events.endpoint(str(mote.path)), config=FAST)
+    notes: list[str] = []
+    session = QuerySession(events.endpoint(str(mote.path)), config=FAST, notify=notes.append)
     try:
         qid = session.start_query(compile_query(SELECT), SELECT).query_id
+        root.running = [qid]  # the motes keep running it across the outage
+        parts_sent = len(query_parts(mote))
         for epoch in (1, 2):
             mote.send(tuple_packet(qid, epoch, 3, [3, epoch], [4, 4]))
         rows = poll_while(session, lambda got: len(got) < 2)
@@ -64,6 +77,11 @@ def test_unplugged_pty_is_reopened_and_results_continue(tmp_path: Path) -> None:
         rows += poll_while(session, lambda got: len(rows) + len(got) < 4)
         assert [(r.epoch, r.columns["light"]) for r in rows] == [(1, 1), (2, 2), (3, 3), (4, 4)]
         assert session.endpoint.stats.reconnects == 1  # type: ignore[attr-defined]
+        # The root was asked after the reconnect, and reported the query: nothing re-sent.
+        assert len(mote.packets(AmType.STATUS)) == 2  # the id allocation, the reconnect
+        assert len(query_parts(mote)) == parts_sent
+        assert session.assembler.stats.duplicates == 0
+        assert notes == []
     finally:
         session.close()
         mote.close()
@@ -120,4 +138,73 @@ def test_serial_forwarder_client_reconnects_when_the_forwarder_restarts(
     finally:
         session.close()
         forwarder.close()
+        mote.close()
+
+
+def test_query_the_rebooted_root_lost_is_resent_and_results_resume(tmp_path: Path) -> None:
+    root = TinyDBRoot()
+    mote = ScriptedMote(tmp_path, root)
+    events = LinkEvents()
+    notes: list[str] = []
+    session = QuerySession(events.endpoint(str(mote.path)), config=FAST, notify=notes.append)
+    try:
+        qid = session.start_query(compile_query(SELECT), SELECT).query_id
+        root.running = [qid]
+        first_parts = query_parts(mote)
+        for epoch in (1, 2):
+            mote.send(tuple_packet(qid, epoch, 3, [3, epoch], [4, 4]))
+        rows = poll_while(session, lambda got: len(got) < 2)
+
+        mote.unplug()
+        rows += poll_while(session, lambda _: not events.drops)
+        root.running = []  # rebooted: it runs nothing
+        mote.replug()
+        rows += poll_until_reconnected(session, events)
+        rows += poll_while(session, lambda _: len(query_parts(mote)) < 2 * len(first_parts))
+        assert query_parts(mote) == first_parts + first_parts  # the same query, same id
+        assert notes == [
+            f"query {qid} re-sent: the basestation did not run it after the link came back"
+        ]
+
+        # The restarted query numbers its epochs from 1 again; the rows keep growing
+        # epochs instead of passing for duplicates of epochs 1 and 2.
+        for epoch in (1, 2):
+            mote.send(tuple_packet(qid, epoch, 3, [3, 10 + epoch], [4, 4]))
+        rows += poll_while(session, lambda got: len(rows) + len(got) < 4)
+        assert [r.columns["light"] for r in rows] == [1, 2, 11, 12]
+        epochs = [r.epoch for r in rows]
+        assert epochs[:2] == [1, 2]
+        assert epochs[2] > 2
+        assert epochs[3] == epochs[2] + 1
+        assert session.assembler.stats.duplicates == 0
+        assert session.assembler.stats.late == 0
+    finally:
+        session.close()
+        mote.close()
+
+
+def test_a_silent_query_is_reported_once_per_silent_stretch(tmp_path: Path) -> None:
+    root = TinyDBRoot()
+    mote = ScriptedMote(tmp_path, root)
+    notes: list[str] = []
+    config = SessionConfig(
+        status_wait_s=0.2, stop_gap_s=0.01, silence_epochs=2, first_epoch_delay_s=0.0
+    )
+    session = QuerySession(open_link(str(mote.path)), config=config, notify=notes.append)
+    sql = "SELECT nodeid, light FROM sensors EPOCH DURATION 256"
+    try:
+        qid = session.start_query(compile_query(sql), sql).query_id
+        silent = f"query {qid}: no results for 2 epochs"
+        poll_while(session, lambda _: not notes)
+        assert len(notes) == 1 and notes[0].startswith(silent), notes
+        poll_while(session, lambda _: True, timeout=1.0)  # four more epochs: no repeat
+        assert len(notes) == 1
+
+        mote.send(tuple_packet(qid, 1, 3, [3, 1], [4, 4]))
+        poll_while(session, lambda _: len(notes) < 2)
+        assert notes[1] == f"query {qid}: results again"
+        poll_while(session, lambda _: len(notes) < 3)  # a new silent stretch
+        assert len(notes) == 3 and notes[2].startswith(silent), notes
+    finally:
+        session.close()
         mote.close()

@@ -4,6 +4,7 @@ to a running mote network."""
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import signal
 import threading
@@ -17,8 +18,10 @@ from rich.console import Console
 
 from gateway.assembly import RegisteredQuery, Row
 from gateway.cli.params import parse_duration, sql_error
+from gateway.cli.signals import sigterm_calls
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
 from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, CommandParamError, ParamType
+from gateway.protocol.sf import LOOPBACK, IPNetwork
 from gateway.resultlog import LogCorruptError, LogLockedError
 from gateway.session import (
     QuerySession,
@@ -74,9 +77,17 @@ def _open_link(port: str, platform: str, baud: int | None) -> ReconnectingEndpoi
         raise click.ClickException(f"cannot open {port}: {exc}") from exc
 
 
+def _warn(message: str) -> None:
+    click.echo(message, err=True)
+
+
 @contextlib.contextmanager
-def _session(port: str, platform: str, baud: int | None) -> Iterator[QuerySession]:
-    session = QuerySession(_open_link(port, platform, baud), config=SessionConfig())
+def _session(
+    port: str, platform: str, baud: int | None, config: SessionConfig | None = None
+) -> Iterator[QuerySession]:
+    session = QuerySession(
+        _open_link(port, platform, baud), config=config or SessionConfig(), notify=_warn
+    )
     try:
         yield session
     except (SendError, LogLockedError, LogCorruptError) as exc:
@@ -162,6 +173,13 @@ def _signals_stop(stop: threading.Event) -> Iterator[None]:
     "--keep-running/--stop-at-end", default=False, help="Leave the query running on the motes."
 )
 @click.option("--table/--no-table", default=True, help="Show the live result table.")
+@click.option(
+    "--silence-epochs",
+    type=click.IntRange(min=0),
+    default=SessionConfig.silence_epochs,
+    show_default=True,
+    help="Warn when the query delivers no result for this many epochs (0: never).",
+)
 def query_cmd(
     sql: str,
     port: str,
@@ -174,11 +192,14 @@ def query_cmd(
     qid: int | None,
     keep_running: bool,
     table: bool,
+    silence_epochs: int,
 ) -> None:
     """Run a TinySQL query on the network behind PORT and collect its results.
 
     Ctrl-C or SIGTERM ends the run: the query is stopped (unless --keep-running), the rows
-    already assembled are written. `STOP QUERY n` as SQL stops query n instead.
+    already assembled are written, the exit status is 0. `STOP QUERY n` as SQL stops
+    query n instead. When a dropped link comes back and the basestation no longer runs
+    the query (it rebooted), the query is sent again under the same id.
     """
     if epochs is not None and duration is not None:
         raise click.UsageError("give --epochs or --duration, not both")
@@ -196,7 +217,8 @@ def query_cmd(
     limits = RunLimits(
         epochs=epochs, duration_s=parse_duration(duration) if duration else None, stop=stop
     )
-    with _session(port, platform, baud) as session:
+    config = SessionConfig(silence_epochs=silence_epochs or None)
+    with _session(port, platform, baud, config) as session:
         sinks = _sinks(out, log, table, session)
         sinks.append(_Announcer(keep_running))
         with _signals_stop(stop), contextlib.suppress(KeyboardInterrupt):
@@ -324,21 +346,108 @@ def queries_cmd(port: str, platform: str, baud: int | None, wait: float, as_json
         click.echo(f"heard no results {listened}", err=True)
 
 
+def _networks(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[IPNetwork, ...]:
+    try:
+        return tuple(ipaddress.ip_network(value, strict=False) for value in values)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _client_networks(host: str, allow: tuple[IPNetwork, ...]) -> tuple[IPNetwork, ...] | None:
+    """Which clients `mote sf` serves: --allow's networks; without them, loopback on a
+    loopback address and anyone elsewhere (None), with a warning: the protocol has no
+    authentication, so anyone who reaches the port may command the motes."""
+    if allow:
+        return allow
+    if _is_loopback(host):
+        return LOOPBACK
+    click.echo(
+        f"warning: serving on {host} to any client: the SerialForwarder protocol has no "
+        "authentication; restrict clients with --allow CIDR or tunnel over ssh "
+        "(ssh -L 9002:localhost:9002 HOST)",
+        err=True,
+    )
+    return None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: whatever it resolves to, not known to be loopback
+
+
 @click.command("sf")
 @_port_options
 @click.option("--listen", type=int, default=9002, show_default=True, help="TCP port to serve on.")
-@click.option("--host", default="0.0.0.0", show_default=True, help="Address to bind.")
-def sf_cmd(port: str, platform: str, baud: int | None, listen: int, host: str) -> None:
-    """Serve the mote on PORT to SerialForwarder clients (several may share it)."""
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; another than loopback serves the network (see --allow).",
+)
+@click.option(
+    "--allow",
+    multiple=True,
+    metavar="CIDR",
+    callback=_networks,
+    help="Serve only clients in this network (repeatable) [default: loopback on a loopback "
+    "--host, any client otherwise].",
+)
+@click.option(
+    "--max-clients",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Clients served at once; more are refused (closed at once, counted).",
+)
+def sf_cmd(
+    port: str,
+    platform: str,
+    baud: int | None,
+    listen: int,
+    host: str,
+    allow: tuple[IPNetwork, ...],
+    max_clients: int,
+) -> None:
+    """Serve the mote on PORT to SerialForwarder clients (several may share it).
+
+    The SerialForwarder protocol has no authentication: serve on loopback (the default)
+    and reach it from elsewhere through ssh (`ssh -L 9002:localhost:9002 HOST`).
+    Ctrl-C or SIGTERM stops the server; the exit status is 0.
+    """
     console = Console(stderr=True)
-    forwarder = SerialForwarder(_open_link(port, platform, baud), host=host, port=listen).start()
+    clients = _client_networks(host, allow)
+    try:
+        forwarder = SerialForwarder(
+            _open_link(port, platform, baud),
+            host=host,
+            port=listen,
+            allow=clients,
+            max_clients=max_clients,
+        ).start()
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on {host}:{listen}: {exc}") from None
     console.print(f"serving {port} on {host}:{forwarder.port} (Ctrl-C to stop)")
     try:
-        forwarder.serve_forever()
+        with sigterm_calls(forwarder.stop):
+            forwarder.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         forwarder.close()
+    refused = forwarder.refused
+    # click, not rich: one line however narrow the terminal, for logs and scripts
+    click.echo(
+        f"stopped; {forwarder.packets_to_clients} packets to clients, "
+        f"{forwarder.packets_to_mote} to the mote; refused {refused.not_allowed} clients "
+        f"not allowed, {refused.over_limit} over --max-clients",
+        err=True,
+    )
 
 
 COMMANDS: list[click.Command] = [query_cmd, stop_cmd, command_cmd, queries_cmd, sf_cmd]

@@ -5,19 +5,24 @@ Handshake, both directions: ``'T'`` and a version byte, ``' '`` (original) or ``
 4-byte little-endian platform id. After that every packet is one length byte followed by
 that many bytes of serial packet (TOS_Msg header + data, no framing, no CRC).
 
-:class:`SerialForwarderServer` serves any number of clients from threads: packets from a
-client go to ``on_client_packet``, :meth:`~SerialForwarderServer.broadcast` sends a packet to
-every client. :class:`SFClient` is the blocking client.
+:class:`SerialForwarderServer` serves clients from threads: packets from a client go to
+``on_client_packet``, :meth:`~SerialForwarderServer.broadcast` sends a packet to every client.
+The protocol has no authentication: any client that connects may send packets to the motes,
+so the server can accept only some addresses (``allow``) and only so many clients at once
+(``max_clients``); a refused connection is closed at once and counted.
+:class:`SFClient` is the blocking client.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import construct as cs
 
@@ -37,6 +42,31 @@ PlatformId = cs.Int32ul
 SfPacket = cs.Prefixed(cs.Int8ul, cs.GreedyBytes)
 
 HANDSHAKE_TIMEOUT = 5.0
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: Loopback addresses: the only clients of a server that listens on loopback.
+LOOPBACK: tuple[IPNetwork, ...] = (
+    ipaddress.ip_network("127.0.0.0/8"),
+    ipaddress.ip_network("::1/128"),
+)
+
+
+@dataclass
+class RefusedClients:
+    """Connections a :class:`SerialForwarderServer` closed at once."""
+
+    not_allowed: int = 0  # address outside ``allow``
+    over_limit: int = 0  # ``max_clients`` already connected
+
+
+def address_allowed(address: str, allow: Sequence[IPNetwork] | None) -> bool:
+    """Whether a client at ``address`` may connect; ``allow`` None accepts any."""
+    if allow is None:
+        return True
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in allow if network.version == ip.version)
 
 
 class SFProtocolError(ProtocolError):
@@ -162,8 +192,16 @@ class SerialForwarderServer:
         *,
         version: int = VERSION_PLATFORM,
         platform: int = PLATFORM_AVRMOTE,
+        allow: Sequence[IPNetwork] | None = None,
+        max_clients: int | None = None,
     ) -> None:
+        """``allow``: the client networks accepted (None: any); ``max_clients``: how many
+        connections are served at once (None: no limit)."""
         self.host = host
+        self._allow = None if allow is None else tuple(allow)
+        self._max_clients = max_clients
+        self._connections = 0  # accepted and not yet closed, handshaking ones too
+        self.refused = RefusedClients()
         self._requested_port = port
         self._on_client_packet = on_client_packet
         self._version = version
@@ -238,10 +276,40 @@ class SerialForwarderServer:
                 continue
             except OSError:
                 return
+            if not self._admit(addr[0]):
+                _shutdown(sock)
+                continue
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._spawn(self._serve_client, f"sf-client-{addr[1]}", _Stream(sock))
 
+    def _admit(self, address: str) -> bool:
+        """Count a new connection in, or count it refused (and log why)."""
+        if not address_allowed(address, self._allow):
+            self.refused.not_allowed += 1
+            log.warning("SerialForwarder refused %s: address not allowed", address)
+            return False
+        with self._lock:
+            full = self._max_clients is not None and self._connections >= self._max_clients
+            if not full:
+                self._connections += 1
+        if full:
+            self.refused.over_limit += 1
+            log.warning(
+                "SerialForwarder refused %s: %d clients already connected",
+                address,
+                self._max_clients,
+            )
+            return False
+        return True
+
     def _serve_client(self, client: _Stream) -> None:
+        try:
+            self._serve_admitted(client)
+        finally:
+            with self._lock:
+                self._connections -= 1
+
+    def _serve_admitted(self, client: _Stream) -> None:
         try:
             handshake(client, self._version, self._platform)
         except (OSError, ProtocolError) as exc:
