@@ -380,15 +380,16 @@ def emulate_cmd(
     console.print(
         f"[bold]{net.n} {platform} nodes[/], {layout}, seed {seed}, {len(net.links.dst)} links"
     )
-    if bridge.pty_path:
-        console.print(f"pty: [bold]{bridge.pty_path}[/]")
-    if bridge.sf_port is not None:
-        console.print(f"SerialForwarder: [bold]127.0.0.1:{bridge.sf_port}[/]")
     started = time.monotonic()
     terminated = threading.Event()
     totals: dict[str, int] = {}
     try:
         with sigterm_calls(terminated.set):
+            # Said once SIGTERM is handled: a supervisor that waits for it may stop us at once.
+            if bridge.pty_path:
+                console.print(f"pty: [bold]{bridge.pty_path}[/]")
+            if bridge.sf_port is not None:
+                console.print(f"SerialForwarder: [bold]127.0.0.1:{bridge.sf_port}[/]")
             if sqls:
                 _inject_queries(console, bridge, sqls, parse_duration(query_after) * 1000.0)
             bridge.start()

@@ -83,19 +83,19 @@ def _run_across_outage(tmp_path: Path, *, reboot: bool) -> tuple[str, list[dict[
     )  # fmt: skip
     stderr = StderrLines(proc)
     try:
-        _wait(lambda: len(_rows(out)) >= 2 * (NODES - 1), 30, f"no rows: {stderr.text()}")
+        _wait(lambda: len(_rows(out)) >= 2 * (NODES - 1), 120, f"no rows: {stderr.text()}")
         _unplug(bridge, port)
-        _wait(lambda: "dropped" in stderr.text(), 10, f"no drop: {stderr.text()}")
+        _wait(lambda: "dropped" in stderr.text(), 60, f"no drop: {stderr.text()}")
         before = len(_rows(out))
         if reboot:
             nets.append(_network())
         bridge = serve(nets[-1], pty=True, realtime=True)
         _plug(bridge, port)
-        _wait(lambda: "is back" in stderr.text(), 15, f"not back: {stderr.text()}")
+        _wait(lambda: "is back" in stderr.text(), 60, f"not back: {stderr.text()}")
         resumed = before + 2 * NODES
-        _wait(lambda: len(_rows(out)) >= resumed, 30, f"no rows after: {stderr.text()}")
+        _wait(lambda: len(_rows(out)) >= resumed, 120, f"no rows after: {stderr.text()}")
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=15) == 0
+        assert proc.wait(timeout=60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()

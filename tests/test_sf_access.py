@@ -26,14 +26,14 @@ MOTE = "from gateway.cli.main import main; main()"
 def _refused(port: int) -> bool:
     """Whether the server closes a new client at once (no handshake reply)."""
     try:
-        client = SFClient("127.0.0.1", port, connect_timeout=2.0)
+        client = SFClient("127.0.0.1", port, connect_timeout=10.0)
     except (ConnectionError, OSError):
         return True
     client.close()
     return False
 
 
-def _wait_for(condition: object, timeout: float = 5.0) -> None:
+def _wait_for(condition: object, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline
@@ -102,7 +102,8 @@ def _serve(
     proc = subprocess.Popen([*command, *options], stderr=subprocess.PIPE, text=True)
     stderr = StderrLines(proc)
     try:
-        _wait_for(lambda: "serving" in stderr.text(), 20)
+        # not the warning's "serving on": that comes before the port is bound
+        _wait_for(lambda: any(s.startswith("serving ") for s in stderr.text().splitlines()), 120)
     except AssertionError:
         proc.kill()
         raise AssertionError(stderr.text()) from None
@@ -112,7 +113,7 @@ def _serve(
 def _terminate(proc: subprocess.Popen[str], stderr: StderrLines) -> str:
     proc.send_signal(signal.SIGTERM)
     try:
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -166,10 +167,10 @@ def test_mote_emulate_ends_on_sigterm_with_its_summary() -> None:
     proc.stderr = proc.stdout  # StderrLines reads the merged output as it comes
     out = StderrLines(proc)
     try:
-        _wait_for(lambda: "pty:" in out.text(), 30)
+        _wait_for(lambda: "pty:" in out.text(), 120)  # a loaded CI machine starts slowly
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()

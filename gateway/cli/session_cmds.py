@@ -432,9 +432,10 @@ def sf_cmd(
         ).start()
     except OSError as exc:
         raise click.ClickException(f"cannot serve on {host}:{listen}: {exc}") from None
-    console.print(f"serving {port} on {host}:{forwarder.port} (Ctrl-C to stop)")
     try:
         with sigterm_calls(forwarder.stop):
+            # Said once SIGTERM is handled: a supervisor that waits for it may stop us at once.
+            console.print(f"serving {port} on {host}:{forwarder.port} (Ctrl-C to stop)")
             forwarder.serve_forever()
     except KeyboardInterrupt:
         pass
