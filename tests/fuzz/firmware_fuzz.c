@@ -349,7 +349,7 @@ static void uart_packet(fz_node *d, const uint8_t *pkt, uint8_t len, uint8_t wit
             uint8_t b;
             crc ^= (uint16_t)(raw[i] << 8);
             for (b = 0; b < 8; b++)
-                crc = (uint16_t)((crc & 0x8000u) ? (crc << 1) ^ 0x1021u : crc << 1);
+                crc = (uint16_t)((crc & 0x8000u) ? (uint16_t)(crc << 1) ^ 0x1021u : (uint16_t)(crc << 1));
         }
         raw[k++] = (uint8_t)(crc & 0xFFu);
         raw[k++] = (uint8_t)(crc >> 8);
