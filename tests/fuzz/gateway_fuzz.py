@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -186,9 +187,14 @@ def run_atheris(seconds: int, extra: list[str], coverage: bool) -> None:
         if Counters.inputs % report_every == 0:
             print(_progress(start), file=sys.stderr, flush=True)
 
-    argv = [sys.argv[0], f"-max_total_time={seconds}", "-max_len=1024", *extra]
-    if not any(not a.startswith("-") for a in extra):
-        argv.append(str(CORPUS))
+    dirs = [a for a in extra if not a.startswith("-")]
+    opts = [a for a in extra if a.startswith("-")]
+    # libFuzzer writes new inputs into the first directory: never the checked-in seeds.
+    if not dirs or Path(dirs[0]).resolve() == CORPUS:
+        dirs.insert(0, tempfile.mkdtemp(prefix="gateway-fuzz-"))
+    if CORPUS not in (Path(d).resolve() for d in dirs):
+        dirs.append(str(CORPUS))
+    argv = [sys.argv[0], f"-max_total_time={seconds}", "-max_len=1024", *opts, *dirs]
     if coverage:
         atheris.instrument_all()  # everything imported: gateway.protocol and construct
     atheris.Setup(argv, one)
