@@ -24,7 +24,7 @@ venv: $(BIN)/mote
 run: $(BIN)/mote
 	$(BIN)/mote run
 
-# The whole test matrix (tox.ini): py310-py313, lint, c (ASan/UBSan), spark.
+# The whole test matrix (tox.ini): py310-py313, lint, c (ASan/UBSan), fuzz (short), spark.
 test:
 	$(PYTHON) -m venv $(VENV)-tox
 	$(VENV)-tox/bin/pip install --quiet "tox>=4.20"
@@ -34,11 +34,20 @@ test:
 # mutated queries, each must compile or be refused with a position: it prints the count of
 # tracebacks, which must be 0), the differential test (random queries on random networks
 # against the emulator's ground truth; counterexamples go to
-# tests/data/differential_regressions.json) and the emulator benchmark.
+# tests/data/differential_regressions.json), then FUZZ_SECONDS each of the firmware's
+# libFuzzer harness (clang, ASan/UBSan; clang is apt-installed if missing, skipped if it
+# cannot be) and the gateway deframer/decoder fuzzer (atheris, else hypothesis); findings
+# stop the run and leave their input in build/fuzz (tests/fuzz/).
+FUZZ_SECONDS ?= 60
 fuzz: $(BIN)/mote
 	$(BIN)/python tests/fuzz_tinysql.py --cases 10000
 	$(BIN)/python tests/fuzz_differential.py --cases 1000
 	$(BIN)/python tests/fuzz_differential.py --cases 300 --lossy
+	FUZZ_BUILD=build/fuzz tests/fuzz/run_firmware.sh $(FUZZ_SECONDS)
+	$(BIN)/pip install --quiet atheris || echo "fuzz: atheris not installable, the gateway fuzzer uses hypothesis"
+	mkdir -p build/fuzz/corpus-gateway
+	$(BIN)/python tests/fuzz/gateway_fuzz.py --seconds $(FUZZ_SECONDS) -artifact_prefix=build/fuzz/ \
+		build/fuzz/corpus-gateway tests/fuzz/corpus/gateway
 
 bench: $(BIN)/mote
 	$(BIN)/python bench/emulator.py

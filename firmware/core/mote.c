@@ -33,7 +33,7 @@ size_t mote_state_size(void) { return sizeof(mote_state); }
 
 uint32_t mote_now(const mote_state *st)
 {
-    return st->hal->now_ms(st->hal->ctx) + (uint32_t)st->clock_offset;
+    return st->hal->now_ms(st->hal->ctx) + st->clock_offset;
 }
 
 /* ---- power, alarm ---------------------------------------------------------- */
@@ -174,7 +174,7 @@ static void rearm(mote_state *st)
         earliest(&next, down_slot_event(st, now));
     if ((int32_t)(next - now) < 0)
         next = now;
-    next -= (uint32_t)st->clock_offset;
+    next -= st->clock_offset;
     /* Most packets change no deadline: spare the platform a timer update. */
     if (st->alarm_armed && st->alarm_at == next)
         return;

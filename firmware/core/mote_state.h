@@ -144,7 +144,7 @@ typedef struct query_share {
 struct mote_state {
     /* Ordered by alignment: no padding between the small fields. */
     const mote_hal *hal;
-    int32_t clock_offset;     /* logical time = hal now + offset */
+    uint32_t clock_offset;    /* logical time = hal now + offset, mod 2^32 (a signed sum overflows) */
     uint16_t id;
     uint16_t arena_used;
 
