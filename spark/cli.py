@@ -150,7 +150,6 @@ def spark_cmd(
         query_id=query_id,
     )
     queries = start_pipeline(spark, config)
-    console.print(f"streaming {', '.join(q.name for q in queries)} from {log_dir}")
 
     def show(batch: BatchProgress) -> None:
         if batch.rows or batch.batch_id == 0:
@@ -163,6 +162,8 @@ def spark_cmd(
     try:
         # SIGTERM while streaming ends it as Ctrl-C does: the summary, exit 0.
         with sigterm_calls(interrupt):
+            # Said once SIGTERM is handled: a supervisor that waits for it may stop us at once.
+            console.print(f"streaming {', '.join(q.name for q in queries)} from {log_dir}")
             run_until(queries, log_dir, duration_s=duration, idle_s=until_idle, on_batch=show)
     except KeyboardInterrupt:
         console.print("interrupted; checkpoints are consistent, rerun to resume")

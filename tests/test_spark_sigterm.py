@@ -1,0 +1,47 @@
+"""SIGTERM ends `mote spark` as Ctrl-C does: checkpoints consistent, the summary, exit 0."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from synthetic_log import write_log
+from test_query_sigterm import StderrLines
+
+pytestmark = pytest.mark.spark
+
+MOTE = "from gateway.cli.main import main; main()"
+
+
+def test_sigterm_while_streaming_ends_with_the_summary_and_exit_0(tmp_path: Path) -> None:
+    log, out = tmp_path / "log", tmp_path / "out"
+    write_log(log, range(1, 11), nodes=5)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", MOTE, "spark", "--log", str(log), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    proc.stderr = proc.stdout  # StderrLines reads the merged output as it comes
+    lines = StderrLines(proc)
+    try:
+        deadline = time.monotonic() + 240  # Spark's start on a loaded machine
+        while not any(s.startswith("streaming ") for s in lines.lines):
+            assert proc.poll() is None, lines.text()
+            assert time.monotonic() < deadline, lines.text()
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 0, lines.text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines.join()
+    text = lines.text()
+    assert "Traceback" not in text
+    assert "interrupted; checkpoints are consistent, rerun to resume" in text
+    assert "Parquet tables in" in text or "no Parquet output yet" in text
