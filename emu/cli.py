@@ -390,6 +390,8 @@ def emulate_cmd(
                 console.print(f"pty: [bold]{bridge.pty_path}[/]")
             if bridge.sf_port is not None:
                 console.print(f"SerialForwarder: [bold]127.0.0.1:{bridge.sf_port}[/]")
+            # A pipe holds it back otherwise, and whoever waits for the path waits for ever.
+            console.file.flush()
             if sqls:
                 _inject_queries(console, bridge, sqls, parse_duration(query_after) * 1000.0)
             bridge.start()

@@ -7,6 +7,7 @@ an environment without the ``spark`` extra, and `mote spark` there says what to 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +17,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from gateway.cli.signals import interrupt, sigterm_calls
+from gateway.cli.signals import sigterm_calls
 from gateway.resultlog import LogCorruptError
 from spark.errors import spark_boundary
 
@@ -159,16 +160,27 @@ def spark_cmd(
                 f"offset {max(batch.end_offsets, default=0)}"
             )
 
+    terminated = threading.Event()
     try:
         # SIGTERM while streaming ends it as Ctrl-C does: the summary, exit 0.
-        with sigterm_calls(interrupt):
+        with sigterm_calls(terminated.set):
             # Said once SIGTERM is handled: a supervisor that waits for it may stop us at once.
             console.print(f"streaming {', '.join(q.name for q in queries)} from {log_dir}")
-            run_until(queries, log_dir, duration_s=duration, idle_s=until_idle, on_batch=show)
+            console.file.flush()
+            run_until(
+                queries,
+                log_dir,
+                duration_s=duration,
+                idle_s=until_idle,
+                on_batch=show,
+                stop=terminated,
+            )
     except KeyboardInterrupt:
-        console.print("interrupted; checkpoints are consistent, rerun to resume")
+        terminated.set()
     except LogCorruptError as exc:  # the log's end became unreadable while streaming
         raise click.ClickException(str(exc)) from None
+    if terminated.is_set():
+        console.print("interrupted; checkpoints are consistent, rerun to resume")
     print_summary(console, summarize(spark, out_dir))
 
 

@@ -20,6 +20,7 @@ Read the tables with Spark (``spark.read.parquet``), which honours the sinks'
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -358,9 +359,12 @@ def run_until(
     idle_s: float | None = None,
     on_batch: Callable[[BatchProgress], None] = lambda batch: None,
     poll_s: float = 0.5,
+    stop: threading.Event | None = None,
 ) -> None:
     """Run until ``duration_s`` passed, or the log stayed unchanged for ``idle_s`` with
-    every query caught up to its end (whichever comes first), then stop the queries."""
+    every query caught up to its end, or ``stop`` is set (whichever comes first), then stop
+    the queries. A signal sets ``stop`` rather than raising: an exception raised in the
+    middle of a py4j call leaves its socket half used and py4j logs a traceback."""
     log = ResultLog(log_dir)
     watcher = ProgressWatcher(queries)
     started = time.monotonic()
@@ -378,7 +382,10 @@ def run_until(
                 return
             if idle_s is not None and now - last_change >= idle_s and caught_up(queries, end):
                 return
-            time.sleep(poll_s)
+            if stop is not None and stop.wait(poll_s):
+                return
+            if stop is None:
+                time.sleep(poll_s)
     finally:
         for query in queries:
             query.stop()
