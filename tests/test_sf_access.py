@@ -99,7 +99,9 @@ def _serve(
     mote: ScriptedMote, port: int, *options: str
 ) -> tuple[subprocess.Popen[str], StderrLines]:
     command = [sys.executable, "-c", MOTE, "sf", "--port", str(mote.path), "--listen", str(port)]
-    proc = subprocess.Popen([*command, *options], stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*command, *options], stderr=subprocess.PIPE, text=True, cwd=mote.path.parent
+    )
     stderr = StderrLines(proc)
     try:
         # not the warning's "serving on": that comes before the port is bound
@@ -157,12 +159,15 @@ def test_mote_sf_on_another_host_warns_and_allow_restricts(mote: ScriptedMote) -
     assert "refused 1 clients not allowed, 0 over --max-clients" in text
 
 
-def test_mote_emulate_ends_on_sigterm_with_its_summary() -> None:
+def test_mote_emulate_ends_on_sigterm_with_its_summary(tmp_path: Path) -> None:
+    # Not from the checkout: `-c` puts the working directory first on sys.path, and the
+    # source tree's emu/ has no built extension when the package is installed as a wheel.
     proc = subprocess.Popen(
         [sys.executable, "-c", MOTE, "emulate", "--nodes", "4", "--pty", "--realtime"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        cwd=tmp_path,
     )
     proc.stderr = proc.stdout  # StderrLines reads the merged output as it comes
     out = StderrLines(proc)

@@ -25,6 +25,7 @@ def test_sigterm_while_streaming_ends_with_the_summary_and_exit_0(tmp_path: Path
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        cwd=tmp_path,  # the installed package, not the checkout `-c` would put first
     )
     proc.stderr = proc.stdout  # StderrLines reads the merged output as it comes
     lines = StderrLines(proc)
