@@ -102,7 +102,8 @@ def _tuple_query(draw: st.DrawFn) -> _Query:
 #: (firmware/core/runs.c, ops/groups.h).
 STATE_BYTES = {"SUM": 4, "COUNT": 4, "MIN": 6, "MAX": 6, "AVG": 8}
 GROUP_ARENA = 672 - 672 // 8
-MAX_RECORDS = 16384 // (8 * 26 * 5 // 4)  # records a node can send in a 16 s epoch's interval
+# records a node can send in a 16 s epoch's interval
+MAX_RECORDS = int(16384 // (INTERVAL_SHARE * RECORD_MS * RECORD_SLACK))
 
 
 def _group_by(draw: st.DrawFn, nodes: int, ops: list[str]) -> tuple[str, int]:
@@ -169,9 +170,10 @@ def _epoch_ms(queries: list[_Query], nodes: int, draw: st.DrawFn) -> int:
     """A period from 1 to 16 s that carries the case's load (the capacity rule)."""
     records = sum(q.records for q in queries)
     tuple_queries = sum(q.tuples for q in queries)
-    # the capacity rule (gateway/plan/capacity.py), summed over the concurrent queries
+    # the capacity rule (gateway/plan/capacity.py), summed over the concurrent queries:
+    # records and tuples share the channel
     record_ms = math.ceil(INTERVAL_SHARE * RECORD_MS * records * RECORD_SLACK)
-    need = max(1024, record_ms, TUPLE_MS_PER_NODE * nodes * tuple_queries)
+    need = max(1024, record_ms + TUPLE_MS_PER_NODE * nodes * tuple_queries)
     choices = [p for p in (1024, 2048, 4096, 8192, 16384) if p >= need]
     return draw(st.sampled_from(choices or [16384]))
 

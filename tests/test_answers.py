@@ -73,7 +73,7 @@ def test_a_stopped_query_stops_everywhere_and_the_next_one_counts_every_node() -
 
 def test_group_by_nodeid_over_25_nodes_is_exact() -> None:
     # 25 groups, nearly all through one child of the root (the grid's diagonal): 2 x 24
-    # records x 26 ms must fit an eighth of the epoch (docs/accuracy.md, capacity).
+    # records x 50 ms, about an eighth of the epoch (docs/accuracy.md, capacity).
     sql = "SELECT nodeid, COUNT(*), AVG(light) FROM sensors GROUP BY nodeid EPOCH DURATION 16384"
     with Network(NetworkConfig(nodes=25, lossless=True, seed=1)) as net:
         experiment = run_experiment(net, [QueryRun(sql)], epochs=4)
@@ -105,14 +105,18 @@ def test_a_deep_line_is_reached_before_epoch_1(tmp_path: Path) -> None:
     assert query.dissemination.never_reached == 0
     assert query.dissemination.all_reached_at_epoch == 1
     assert query.exact_fraction == 1.0
-    assert set(counts(experiment)) == {150}
+    # Epochs 1-6, the ones asked for: an epoch begun as the stop spreads is cut short, and
+    # the truth knows it (exact_fraction above counts it right).
+    (outcome,) = experiment.outcomes
+    asked = [row.columns["COUNT(*)"] for row in outcome.rows if row.epoch <= 6]  # type: ignore[attr-defined]
+    assert asked == [150] * 6
 
 
-def test_every_tuple_of_a_1024_node_grid_arrives_at_16_s() -> None:
-    # 1,024 tuples an epoch at ~20 ms each cross the root's three children: ~7 s per link,
-    # inside 16 s (docs/accuracy.md, capacity); at 4 s it is past capacity (63 %).
+def test_every_tuple_of_a_1024_node_grid_arrives_at_32_s() -> None:
+    # 1,024 tuples an epoch at ~40 ms each cross the root's three children, 745 below the
+    # busiest: ~30 s on that link, inside 32 s (docs/accuracy.md, capacity).
     with Network(NetworkConfig(nodes=1024, lossless=True, seed=1)) as net:
-        experiment = run_experiment(net, [QueryRun(SELECT.replace("1024", "16384"))], epochs=4)
+        experiment = run_experiment(net, [QueryRun(SELECT.replace("1024", "32768"))], epochs=4)
     (tuples,) = report_of(experiment).queries.values()
     assert tuples.complete_through >= 3
     assert tuples.tuple_yield == 1.0  # type: ignore[attr-defined]

@@ -184,4 +184,6 @@ def test_count_stays_bounded_and_flowing_on_a_lossy_grid() -> None:
     counts = [sum(seen.records_by_epoch[e]) for e in epochs]
     # A late record is dropped, not merged into the parent's next epoch: no node counts twice.
     assert max(counts) <= NODES, counts
-    assert sum(counts) / len(counts) >= 10, counts  # of 25; 4.6 before the MAC fixes
+    # Of 25: 4.6 before the MAC fixes, 11-12 while the medium sent 38.4 kbit/s; 7.7 at the
+    # CC1000's real 19.2 kbit/s, where a 1 s epoch's 125 ms interval holds two frames.
+    assert sum(counts) / len(counts) >= 6, counts

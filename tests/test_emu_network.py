@@ -86,8 +86,9 @@ def test_trace_from_csv_and_bad_sources(tmp_path: Path) -> None:
 
 
 def test_airtime_of_a_56_byte_mica2_packet() -> None:
-    # 54-byte TOS_Msg + 2 CRC + 28 preamble + 2 sync = 86 bytes at 38.4 kbit/s
-    assert airtime_us("mica2", 54) == -(-86 * 8 * 1_000_000 // 38_400)
+    # 54-byte TOS_Msg + 2 CRC + 28 preamble + 2 sync = 86 bytes at 19.2 kbit/s of data
+    # (38.4 kBaud of Manchester chips, as TinyOS 1.x drove the CC1000)
+    assert airtime_us("mica2", 54) == -(-86 * 8 * 1_000_000 // 19_200)
     # RFM TR1000: 54 + 2 CRC + 12 preamble/start symbol at 40 kbit/s
     assert airtime_us("mica", 54) == 68 * 8 * 1_000_000 // 40_000
 

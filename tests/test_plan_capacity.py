@@ -10,7 +10,7 @@ from gateway.plan.capacity import capacity
 
 
 def test_records_per_node_follow_the_interval() -> None:
-    # 2.04 s / 8 = 255 ms; 2 records x 26 ms x 5/4 = 65 ms a group: 3 groups
+    # 2.04 s / 8 = 255 ms; 2 records x 50 ms x 5/4 = 125 ms a group: 2 groups
     load = capacity(
         compile_query(
             "SELECT nodeid/4, AVG(light), COUNT(*) FROM sensors GROUP BY nodeid/4 "
@@ -18,22 +18,22 @@ def test_records_per_node_follow_the_interval() -> None:
         )
     )
     assert load is not None
-    assert (load.records_per_group, load.max_groups, load.grouped) == (2, 3, True)
-    # at 4 s the same query carries 7 groups (4.09 s / 8 = 511 ms; 511 // 65)
+    assert (load.records_per_group, load.max_groups, load.grouped) == (2, 2, True)
+    # at 4 s the same query carries 4 groups (4.09 s / 8 = 511 ms; 511 // 125)
     wider = capacity(
         compile_query(
             "SELECT nodeid/4, AVG(light), COUNT(*) FROM sensors GROUP BY nodeid/4 "
             "EPOCH DURATION 4096"
         )
     )
-    assert wider is not None and wider.max_groups == 7
+    assert wider is not None and wider.max_groups == 4
 
 
 def test_tuples_are_bounded_by_the_busiest_root_child() -> None:
     load = capacity(compile_query("SELECT nodeid, light FROM sensors EPOCH DURATION 1024"), 100)
     assert load is not None
-    assert (load.records_per_group, load.max_subtree) == (0, 51)
-    assert "fits only if the busiest root child carries at most 51 of 99" in "\n".join(
+    assert (load.records_per_group, load.max_subtree) == (0, 25)
+    assert "fits only if the busiest root child carries at most 25 of 99" in "\n".join(
         load.describe()
     )
     small = capacity(compile_query("SELECT nodeid, light FROM sensors EPOCH DURATION 1024"), 25)
@@ -49,7 +49,7 @@ def test_a_query_that_does_not_fit_one_record_says_so() -> None:
 
 def test_explain_prints_the_capacity() -> None:
     result = CliRunner().invoke(
-        explain_cmd, ["--nodes", "100", "SELECT nodeid, light FROM sensors EPOCH DURATION 2048"]
+        explain_cmd, ["--nodes", "100", "SELECT nodeid, light FROM sensors EPOCH DURATION 4096"]
     )
     assert result.exit_code == 0, result.output
     assert "channel capacity" in result.output

@@ -8,11 +8,15 @@
  *
  *   platform  cpu       radio            sleep  cpu    listen  transmit
  *   mica      4 MHz     TR1000 40 kbps   15 uA  5.5 mA  4.5 mA  12.0 mA
- *   mica2     7.37 MHz  CC1000 38.4 kbps 15 uA  8.0 mA  7.4 mA  16.5 mA (0 dBm)
- *   mica2dot  4 MHz     CC1000 38.4 kbps 15 uA  5.5 mA  7.4 mA  10.4 mA (433 MHz)
+ *   mica2     7.37 MHz  CC1000 19.2 kbps 15 uA  8.0 mA  7.4 mA  16.5 mA (0 dBm)
+ *   mica2dot  4 MHz     CC1000 19.2 kbps 15 uA  5.5 mA  7.4 mA  10.4 mA (433 MHz)
  *
- * Preamble + sync: TR1000 stack 12 bytes, CC1000 stack 28 + 2 bytes; the
- * link-layer CRC (2 bytes) follows the TOS_Msg on air.
+ * The CC1000's 19.2 kbps are data bits: TinyOS 1.x ran it at 38.4 kBaud of
+ * Manchester chips (MODEM0 with XOSC_FREQ = 1), the setting that works on both
+ * motes; "38.4" in mote datasheets is that chip rate. Preamble + sync: TR1000
+ * stack 12 bytes, CC1000 stack 28 + 2 bytes; the link-layer CRC (2 bytes)
+ * follows the TOS_Msg on air. The firmware's timing rules assume the same
+ * figures (firmware/net/airtime.h; test_medium checks they agree).
  */
 #ifndef EMU_PLATFORM_H
 #define EMU_PLATFORM_H

@@ -43,13 +43,13 @@
 #define SEND_RETRY_MS 8u
 /* The activity tail (core/schedule.h): a parent listens this long after a tuple
  * for it; > SCHED_TX_GUARD_MS, so a child's next send, started at once, lands. */
-#define ACTIVITY_HOLD_MS 48u
+#define ACTIVITY_HOLD_MS (SCHED_TX_GUARD_MS + RADIO_FRAME_MS) /* 86 ms */
 /* How long an acknowledgement or an overheard packet vouches for the parent
  * listening: a send started within it ends inside the parent's hold. */
 #define PARENT_AWAKE_MS (ACTIVITY_HOLD_MS - SCHED_TX_GUARD_MS)
 /* A node that hears downward control from upstream stays awake this long after each
  * packet (core/schedule.h, the down wave): the next packet of the burst follows within it. */
-#define CTL_AWAKE_MS 64u
+#define CTL_AWAKE_MS (2u * SCHED_CTL_SLOT_MS) /* 128 ms */
 #define CTL_TAIL_MS (CTL_AWAKE_MS - SCHED_TX_GUARD_MS)
 /* Sends of one result before it is given up. Few: on a lossy, contended channel most
  * unacknowledged sends met a deaf (full) or sleeping parent or a collision, and every

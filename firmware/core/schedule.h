@@ -64,7 +64,7 @@
  * that hears a downward packet from upstream stays awake a while
  * (CTL_AWAKE_MS) and forwards in its own slot, which follows at once: a burst
  * crosses one level per slot, and nodes woken by its first packet hear the
- * rest at radio speed. Listening costs SCHED_CTL_SLOT_MS per period (3 %) on
+ * rest at radio speed. Listening costs SCHED_CTL_SLOT_MS per period (6 %) on
  * nodes that otherwise sleep; a network where no query runs never sleeps and
  * floods at radio speed anyway.
  *
@@ -75,17 +75,19 @@
 
 #include <stdint.h>
 
+#include "../net/airtime.h"
+
 #define SCHED_INTERVALS 8u        /* intervals per epoch: 125 ms at 1 s */
 #define SCHED_MAX_SLOT_DEPTH 254u /* every routable depth has its own interval */
 #define SCHED_UNROUTED_SLOT 1u    /* slot of a node without a route: it samples, cannot send */
 #define SCHED_EPOCH_UNIT_MS 10u
 #define SCHED_ONCE_MS 1024u       /* length of the single epoch of an ONCE query */
 #define SCHED_START_DELAY_MS 4096u /* at least this (and one epoch) before epoch 1 */
-/* A result packet's worst case from send to end of air: initial CSMA backoff
- * (32 byte times) + a 56-byte packet with preamble on a 38.4 kbit/s CC1000. */
-#define SCHED_TX_GUARD_MS 26u
+/* A result packet's worst case from send to end of air (net/airtime.h): 50 ms. */
+#define SCHED_TX_GUARD_MS RADIO_SEND_MS
 #define SCHED_CTL_PERIOD_MS 1024u /* the down wave's period */
-#define SCHED_CTL_SLOT_MS 32u     /* one level's down slot: a packet starts and ends in it */
+/* One level's down slot: a packet that starts in its first backoff ends in it (64 ms). */
+#define SCHED_CTL_SLOT_MS (RADIO_SEND_MS + RADIO_BYTES_MS(RADIO_BACKOFF_BYTES))
 
 /* Epoch length in ms for an epochDuration in 10-ms units (0x7FFF = ONCE). */
 uint32_t sched_epoch_ms(int16_t units);

@@ -28,9 +28,9 @@ static void test_epoch_numbers(void)
     CHECK_EQ(sched_start_base(10000, 1000, SCHED_DEPTH_UNKNOWN), 15); /* 10000 + 4096 -> 15000 */
     CHECK_EQ(sched_start_base(10000, 8000, SCHED_DEPTH_UNKNOWN), 3);  /* 10000 + 8000 -> 24000 */
     CHECK_EQ(sched_start_base(10000, 1000, 9), 15); /* a 10x10 grid: the delay covers it */
-    /* 150 levels at 1 s: the wave takes 2048 + 4800 ms, level 150 begins 152 x 125 ms
-     * before epoch 1 ends: 10000 + 6848 + 19000 - 1000 -> boundary 35000 */
-    CHECK_EQ(sched_start_base(10000, 1000, 150), 35);
+    /* 150 levels at 1 s: the wave takes 2048 + 150 x 64 ms, level 150 begins 152 x 125 ms
+     * before epoch 1 ends: 10000 + 11648 + 19000 - 1000 -> boundary 40000 */
+    CHECK_EQ(sched_start_base(10000, 1000, 150), 40);
     CHECK_EQ(sched_label_start(15, 1000, 1), 15000);
     CHECK_EQ(sched_label_start(15, 1000, 4), 18000);
     /* A new rate numbers on: epoch 7 starts at 21000 with 500-ms epochs. */
@@ -49,13 +49,15 @@ static void test_epoch_numbers(void)
 
 static void test_down_slots(void)
 {
-    /* Slot of depth d starts d x 32 ms into every 1024-ms control period. */
+    /* Slot of depth d starts d x 64 ms (a send and a backoff at 19.2 kbit/s) into
+     * every 1024-ms control period. */
+    CHECK_EQ(SCHED_CTL_SLOT_MS, 64);
     CHECK_EQ(sched_down_offset(2048, 0), 0);
-    CHECK_EQ(sched_down_offset(2048 + 31, 0), 31);
-    CHECK_EQ(sched_down_offset(2048 + 32, 1), 0);
-    CHECK_EQ(sched_down_offset(2048 + 10, 1), SCHED_CTL_PERIOD_MS - 22);
-    /* depth 40 wraps: 1280 % 1024 = 256 */
-    CHECK_EQ(sched_down_offset(2048 + 256, 40), 0);
+    CHECK_EQ(sched_down_offset(2048 + 63, 0), 63);
+    CHECK_EQ(sched_down_offset(2048 + 64, 1), 0);
+    CHECK_EQ(sched_down_offset(2048 + 10, 1), SCHED_CTL_PERIOD_MS - 54);
+    /* depth 40 wraps: 2560 % 1024 = 512 */
+    CHECK_EQ(sched_down_offset(2048 + 512, 40), 0);
     CHECK_EQ(sched_down_offset(0xFFFFFC00u + 5, 0), 5); /* across the clock's wrap */
 }
 

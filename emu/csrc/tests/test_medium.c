@@ -12,6 +12,7 @@
 #include "emu/csrc/evq.h"
 #include "emu/csrc/net_priv.h"
 #include "emu/csrc/rng.h"
+#include "firmware/net/airtime.h"
 #include "stub_mote.h"
 
 static int failures;
@@ -64,6 +65,18 @@ static void line_links(emu_net *net, uint32_t n)
     }
     row[n] = e;
     CHECK(emu_net_set_links(net, row, dst, prob) == 0);
+}
+
+/* The firmware's schedule is built on the Mica2's frame time (firmware/net/airtime.h):
+ * the medium must agree with it, or slots are too short for the frames they carry. */
+static void test_firmware_frame_time_matches_the_medium(void)
+{
+    const emu_platform *p = emu_platform_get(EMU_MICA2);
+    const emu_platform *dot = emu_platform_get(EMU_MICA2DOT);
+    uint64_t full = emu_platform_airtime_us(p, TOS_MSG_MAX);
+    CHECK(p->bit_rate == RADIO_DATA_BPS && dot->bit_rate == RADIO_DATA_BPS);
+    CHECK(p->overhead_bytes == RADIO_FRAME_OVERHEAD);
+    CHECK(full <= RADIO_FRAME_MS * 1000u && full > (RADIO_FRAME_MS - 1u) * 1000u);
 }
 
 static void test_broadcast_reaches_neighbours_only(void)
@@ -177,7 +190,7 @@ static void test_energy_is_phase_time_times_current(void)
     emu_net_boot(net);
     emu_net_run_until(net, 2000000u);
     emu_net_settle_energy(net);
-    CHECK(air == (8u * (9u + 32u) * 1000000u + 38399u) / 38400u);
+    CHECK(air == (8u * (9u + 32u) * 1000000u + 19199u) / 19200u); /* 19.2 kbit/s of data */
     CHECK(emu_net_phase_us(net, EMU_PH_SLEEP)[0] == 2000000u);
     CHECK(emu_net_phase_us(net, EMU_PH_CPU)[0] == 0);
     CHECK(emu_net_phase_us(net, EMU_PH_TX)[0] == air);
@@ -392,13 +405,13 @@ static void power_links(emu_net *net, uint32_t n, float dbm[][4])
 }
 
 /* 0 and 2 cannot hear each other; 2 sends into 0's long frame at node 1 (frames of
- * 49 data bytes last 17.9 ms, initial backoffs at most 6.7 ms: 0 is first, they overlap). */
+ * 49 data bytes last 35.8 ms, initial backoffs at most 13.3 ms: 0 is first, they overlap). */
 static emu_net *overlap_at_1(float dbm[][4], uint32_t seed)
 {
     emu_net *net = make(3, 0, seed);
     memset(stub_plans, 0, sizeof stub_plans);
     plan_send(0, 50, 0xFFFF, 49);
-    plan_send(2, 57, 0xFFFF, 49);
+    plan_send(2, 64, 0xFFFF, 49);
     power_links(net, 3, dbm);
     emu_net_boot(net);
     emu_net_run_until(net, 1000000u);
@@ -432,7 +445,7 @@ static void test_sinr_capture_strong_frame_survives(void)
     for (seed = 1; seed <= 20; seed++) {
         emu_net *net = make(3, 0, seed);
         memset(stub_plans, 0, sizeof stub_plans);
-        plan_send(2, 57, 0xFFFF, 49);
+        plan_send(2, 64, 0xFFFF, 49);
         power_links(net, 3, dbm);
         emu_net_boot(net);
         emu_net_run_until(net, 1000000u);
@@ -580,6 +593,7 @@ static void test_sinr_rejected_in_lossless_mode_or_with_thresholds_inverted(void
 
 int main(void)
 {
+    test_firmware_frame_time_matches_the_medium();
     test_broadcast_reaches_neighbours_only();
     test_hidden_terminals_collide();
     test_carrier_sense_serialises_neighbours();
