@@ -1,0 +1,36 @@
+/*
+ * sleep_meter.h - counts the cycles the AVR spends asleep, per sleep mode.
+ *
+ * simavr does not model sleep modes: a SLEEP instruction just stops the core
+ * until an interrupt, whatever MCUCR says. Mechanism: the meter takes over the
+ * core's sleep callback, which simavr calls with the cycles it skips each time
+ * the core sleeps, and files them under the mode the firmware selected in
+ * MCUCR's SM2..SM0 bits (ATmega128: SM1 bit 4, SM0 bit 3, SM2 bit 2) when it
+ * slept. It never waits there: the pacer does.
+ */
+#ifndef MOTE_SIM_SLEEP_METER_H
+#define MOTE_SIM_SLEEP_METER_H
+
+#include <stdint.h>
+
+#include <simavr/sim_avr.h>
+
+enum sleep_mode {
+    SLEEP_IDLE = 0,
+    SLEEP_ADC_NR = 1,
+    SLEEP_POWER_DOWN = 2,
+    SLEEP_POWER_SAVE = 3,
+    SLEEP_STANDBY = 6,
+    SLEEP_EXT_STANDBY = 7,
+    SLEEP_MODES = 8
+};
+
+typedef struct sleep_meter_t {
+    uint64_t cycles[SLEEP_MODES]; /* asleep, by SM2..SM0 */
+    uint64_t sleeps[SLEEP_MODES]; /* sleep callbacks, by mode */
+} sleep_meter_t;
+
+void sleep_meter_init(avr_t *avr, sleep_meter_t *m);
+const char *sleep_mode_name(unsigned mode);
+
+#endif /* MOTE_SIM_SLEEP_METER_H */
