@@ -80,6 +80,7 @@ static const uint8_t PRESET[PRESET_LEN] PROGMEM = {
 #define ACK_DEADLINE (CC1000_ACK_WAIT_BYTES - 16u) /* ack's 10 bytes + air and turnaround */
 #define FLOOR_EVERY 64u              /* idle byte times between noise samples (27 ms) */
 #define FLOOR_N 5u
+#define FLOOR_REJECTS 8u             /* carrier-like samples in a row taken as the new floor */
 #define FLOOR_INIT 288u              /* first guess, ADC counts (TinyOS's squelch init) */
 #define CLEAR_MARGIN 24u             /* ADC counts: ~70 mV at 3 V, ~3.6 dB of RSSI */
 #define NO_SAMPLE 0xFFFFu
@@ -116,6 +117,7 @@ typedef struct radio {
     uint8_t ackwait;
     uint8_t floor_tick;
     uint8_t floor_i;
+    uint8_t floor_rejects;
     uint8_t rx_len;
     uint8_t tx_len;
     uint16_t crc;
@@ -231,15 +233,18 @@ static uint16_t rand16(void)
 }
 
 /*
- * One RSSI conversion on ADC0, NO_SAMPLE if adc.c has one running or unread.
- * ADIE is off during ours so adc.c's handler never sees it; ADCSRA and ADMUX
- * come back as they were, with our ADIF cleared.
+ * One RSSI conversion on ADC0, NO_SAMPLE if adc.c has one running. ADIE is
+ * off during ours so adc.c's handler never sees it; ADCSRA and ADMUX come
+ * back as they were, with our ADIF cleared (written 1). ADIF is not used as
+ * "adc.c has a result unread": simavr 1.6 stores a written 1 instead of
+ * clearing the flag, which would lock RSSI out for good. The one window
+ * left, between adc.c seeing ADSC fall and reading ADC, is a few cycles.
  */
 static uint16_t rssi_sample(void)
 {
     uint8_t sra = ADCSRA, mux = ADMUX;
     uint16_t v;
-    if (sra & (_BV(ADSC) | _BV(ADIF))) {
+    if (sra & _BV(ADSC)) {
         return NO_SAMPLE;
     }
     ADMUX = (uint8_t)(mux & (_BV(REFS1) | _BV(REFS0)));
@@ -270,7 +275,10 @@ static void floor_update(uint16_t s)
         }
         sorted[j] = v;
     }
-    r.floor_est = sorted[FLOOR_N / 2u];
+    /* A carrier only ever lowers the reading, so the floor is near the top of
+     * the idle samples: the second highest ignores one noise spike, and up to
+     * three samples that caught an undecodable frame cannot drag it down. */
+    r.floor_est = sorted[FLOOR_N - 2u];
 }
 
 /* ---- byte machine (SPI interrupt) -------------------------------------- */
@@ -374,7 +382,13 @@ static void idle_byte(void)
             s = rssi_sample();
             if (s != NO_SAMPLE) {
                 r.floor_tick = 0;
-                floor_update(s);
+                /* a carrier we could not decode (we were sending when its
+                 * preamble went by) is not noise; a floor that really rose
+                 * gets in after FLOOR_REJECTS samples in a row */
+                if (s + CLEAR_MARGIN > r.floor_est || ++r.floor_rejects >= FLOOR_REJECTS) {
+                    r.floor_rejects = 0;
+                    floor_update(s);
+                }
             }
         }
         return;
@@ -437,15 +451,19 @@ static void data_byte(uint8_t in)
     uint8_t b = (uint8_t)((uint16_t)((uint16_t)r.prev << 8 | in) >> r.shift);
     uint8_t i = r.idx;
     if (r.tx_phase == TXP_ACKWAIT) {
-        if (i == 0 && b == ACK_0) {
-            r.idx = 1;
-        } else {
-            if (i == 1 && b == ACK_1) {
+        if (i == 1) {
+            if (b == ACK_1) {
                 send_done(1);
             }
             hunt();
+            return;
         }
-        return;
+        if (b == ACK_0) {
+            r.idx = 1;
+            return;
+        }
+        /* a data frame instead of our ack: nobody is acking, take the frame */
+        send_done(0);
     }
     if (i < r.total) {
         if (i == 4u) {

@@ -21,8 +21,10 @@
  *   - CSMA: a send waits an initial backoff of 1..32 byte times, then samples
  *     RSSI (ADC0). CC1000 RSSI voltage FALLS as the signal grows, so the
  *     channel is clear while the sample stays above the noise floor estimate
- *     minus a margin. The floor is the running median of the last
- *     CC1000_FLOOR_N idle samples (one every 64 idle byte times). A busy
+ *     minus a margin. The floor is the second highest of the last 5 idle
+ *     samples (one every 64 idle byte times; TinyOS 1.x kept a running median
+ *     of its idle samples, but a sample that caught a frame can only be low,
+ *     so the top of the window is the robust end). A busy
  *     channel, or a preamble being heard, costs a congestion backoff of 1..16
  *     byte times; the 32nd busy poll gives up (send_done(0)), as the
  *     emulator's medium does (emu/csrc/medium.c, same units in byte times).
@@ -32,10 +34,10 @@
  *     bytes since its end; if the main loop answers within the sender's wait
  *     it sends the ack (6 preamble bytes, sync, 0xAB 0xBA), else it stays
  *     silent. The sender listens CC1000_ACK_WAIT_BYTES byte times for it.
- *   - The ADC is shared with adc.c: an RSSI conversion is run from the ISR
- *     only when no other conversion is running or unread (ADSC and ADIF
- *     clear), with ADMUX and ADCSRA restored after. adc.c must therefore
- *     clear ADIF once it has read a result.
+ *   - The ADC is shared with adc.c: an RSSI conversion (~110 us, blocking)
+ *     is run from the ISR only when no other conversion is running (ADSC
+ *     clear), with ADMUX and ADCSRA restored after; adc.c must read its
+ *     result promptly once ADSC falls.
  *
  * Sizes: one receive and one send buffer of CC1000_MSG_MAX bytes each.
  */
