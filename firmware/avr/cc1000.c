@@ -15,7 +15,7 @@
 extern uint16_t TOS_LOCAL_ADDRESS;
 
 /* Contract 2 pins. PCLK and PDATA are PD6/PD7 on both boards. */
-#ifdef MOTE_MICA2DOT
+#if defined(MOTE_PLATFORM_MICA2DOT)
 #define PALE_BIT PD5
 #define CHP_PIN PINE
 #define CHP_BIT PE7
