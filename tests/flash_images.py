@@ -170,9 +170,14 @@ def avr_tool(name: str) -> str:
     return path
 
 
-def compile_mote(tmp: Path, stem: str, *, node_id: int, group: int, platform: str) -> Path:
+def compile_mote(
+    tmp: Path, stem: str, *, node_id: int, group: int, platform: str, filler: int = 0
+) -> Path:
+    """The C file built with those initialisers; ``filler`` bytes of PROGMEM tables (in
+    arrays of at most 30,000: avr-gcc's size_t is 16 bits) push .data's flash copy up,
+    past 64 KiB for ``filler`` > 65,536."""
     source = tmp / "mote.c"
-    source.write_text(MOTE_C)
+    source.write_text(MOTE_C + _filler_tables(filler))
     elf = tmp / f"{stem}.elf"
     subprocess.run(
         [avr_tool("avr-gcc"), "-mmcu=atmega128", "-Os", "-std=c99", "-Wall", "-Werror",
@@ -181,6 +186,14 @@ def compile_mote(tmp: Path, stem: str, *, node_id: int, group: int, platform: st
         check=True,
     )  # fmt: skip
     return elf
+
+
+def _filler_tables(size: int) -> str:
+    tables = []
+    for index, start in enumerate(range(0, size, 30000)):
+        values = ",".join(str((start + i) * 7 % 251) for i in range(min(30000, size - start)))
+        tables.append(f"const uint8_t filler{index}[] PROGMEM = {{{values}}};\n")
+    return "".join(tables)
 
 
 def objcopy_hex(elf: Path) -> Path:

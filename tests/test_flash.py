@@ -28,6 +28,7 @@ from flash_images import (
     handmade_elf,
     objcopy_hex,
 )
+from mib510_pty import Mib510
 
 from gateway.flash import FlashError
 from gateway.flash.avrdude import avrdude_argv
@@ -399,11 +400,16 @@ def test_without_image_and_no_make_avr_target_it_says_how_to_build(tmp_path: Pat
 
 
 @pytest.mark.avr
-def test_patching_is_byte_for_byte_the_compilers_image(tmp_path: Path) -> None:
-    first = compile_mote(tmp_path, "first", node_id=1, group=0x7D, platform="mica2")
-    second = compile_mote(tmp_path, "second", node_id=5, group=0x22, platform="mica2")
+@pytest.mark.parametrize("filler", [0, 70_000])
+def test_patching_is_byte_for_byte_the_compilers_image(tmp_path: Path, filler: int) -> None:
+    first = compile_mote(tmp_path, "first", node_id=1, group=0x7D, platform="mica2", filler=filler)
+    second = compile_mote(
+        tmp_path, "second", node_id=5, group=0x22, platform="mica2", filler=filler
+    )
     expected = read_ihex(objcopy_hex(second))
-    assert expected.size > len(CODE)  # a real image: vectors, crt, main, .data
+    assert expected.size > len(CODE) + filler  # a real image: vectors, crt, main, .data
+    data_lma = next(s.lma for s in load_image(first).elf.sections if s.name == ".data")
+    assert (data_lma > 0x10000) == (filler > 0x10000)  # the patch lands past 64 KiB too
     from_elf = load_image(first)
     assert from_elf.platform == "mica2"
     assert from_elf.flash == read_ihex(objcopy_hex(first))  # reader == avr-objcopy
@@ -448,3 +454,32 @@ def test_missing_port_is_refused_when_avrdude_is_there(tmp_path: Path) -> None:
                   "mica2", "--node-id", "5", "--image", "img.elf")  # fmt: skip
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.startswith(f"Error: port {tmp_path / 'ttyUSB9'} does not exist")
+
+
+@pytest.mark.avr
+def test_avrdude_programs_the_patched_image_on_a_mib510(tmp_path: Path) -> None:
+    """`mote flash` without --dry-run: the real avrdude erases, writes and verifies the
+    flash of a MIB510 model on a pty, and the flash then holds the patched image, the
+    rest erased. The image spans 64 KiB boundaries and many 256-byte blocks."""
+    avr_tool("avrdude")
+    compile_mote(tmp_path, "mica2", node_id=1, group=0x7D, platform="mica2", filler=70_000)
+    board = Mib510()
+    try:
+        result = mote(tmp_path, "flash", "--port", board.port, "--platform", "mica2",
+                      "--node-id", "12", "--group", "0x33", "--image", "mica2.elf")  # fmt: skip
+    finally:
+        board.close()
+    assert result.returncode == 0, result.stderr
+    patched = load_image(tmp_path / "mica2.elf").patched(12, 0x33)
+    assert bytes(board.flash[: patched.end]) == patched.flat()
+    assert set(board.flash[patched.end :]) == {0xFF}
+    assert (board.errors, board.isp_sessions) == ([], [1, 0])  # took the line, gave it back
+    lines = result.stdout.splitlines()
+    hex_path = tmp_path / "mica2-node12-group33.hex"
+    assert (
+        lines[2]
+        == f"{avr_tool('avrdude')} -c mib510 -P {board.port} -p m128 -U flash:w:{hex_path}:i"
+    )
+    assert lines[3] == "node 12 programmed"
+    # avrdude's own report streams through (it writes to stderr).
+    assert f"avrdude: {patched.end} bytes of flash verified" in result.stderr
