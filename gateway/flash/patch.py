@@ -52,7 +52,7 @@ class MoteImage:
         if self.platform != platform:
             raise FlashError(
                 f"{self.source} is a {self.platform} image, not {platform}: "
-                f"build it for {platform} or pass --platform {self.platform}"
+                f"flash the {platform} image (`make avr` builds build/avr/{platform}.elf)"
             )
 
     def patched(self, node_id: int, group: int) -> FlashImage:
