@@ -1,4 +1,4 @@
-"""Issue 12 test (b), a real radio path.
+"""Issue 12 test (b), a real radio path, and test (c) on a non-root node.
 
 Three mica2 images (node ids 0, 1, 2 patched into each, as `mote flash --node-id`
 patches them) run in cycle lockstep in build/avr/sim/mote_sim, each with the simavr
@@ -29,7 +29,7 @@ EPOCHS = 6
 # Beacons go every 4096 ms from a random phase (core/mote_state.h): by 10 s of simulated
 # time nodes 1 and 2 have heard at least two of the root's and chosen it as parent.
 WARMUP_S = 10.0
-POWER_WINDOW_S = 8.0  # the query runs on after `mote query` returned
+POWER_WINDOW_S = 8.0  # four epochs of the running query, after `mote query` returned
 WALL_TIMEOUT_S = 240.0  # the simulation may run at half wall speed on a loaded machine
 
 
@@ -117,3 +117,26 @@ def test_the_tuples_went_over_the_air_in_frames(network: Network) -> None:
         assert nodes[node]["radio"]["acks_received"] >= 1  # the root acked its unicasts
     assert nodes[0]["radio"]["acks_sent"] >= len(_epochs(rows, 1)) + len(_epochs(rows, 2))
     assert nodes[0]["radio"]["frames_received"] >= len(_epochs(rows, 1)) + len(_epochs(rows, 2))
+
+
+def _share(before: Stats, after: Stats, node: int, mode: str) -> float:
+    b, a = before["nodes"][node], after["nodes"][node]
+    return (a["sleep_cycles"][mode] - b["sleep_cycles"][mode]) / (a["cycles"] - b["cycles"])
+
+
+def test_node_1_sleeps_in_power_save_between_epochs(network: Network) -> None:
+    """Issue 12 (c) on a non-root node: in a running query node 1 turns its radio off
+    between its slots (core report_power), and with the UART off too main.c picks
+    power-save, only the asynchronous Timer0 running. Over POWER_WINDOW_S of the
+    running query (four epochs) most of node 1's cycles are spent in power-save."""
+    before, after = network.before, network.after
+    sleeps = after["nodes"][1]["sleeps"]["power_save"] - before["nodes"][1]["sleeps"]["power_save"]
+    for node in (0, 1, 2):
+        print(
+            f"\nnode {node}: power-save {100 * _share(before, after, node, 'power_save'):.1f} %, "
+            f"idle {100 * _share(before, after, node, 'idle'):.1f} % of "
+            f"{seconds(after) - seconds(before):.2f} s"
+        )
+    assert _share(before, after, 1, "power_save") >= 0.6
+    assert sleeps >= POWER_WINDOW_S / 2.048  # at least one power-save sleep per epoch
+    assert _share(before, after, 0, "power_save") == 0  # the root: UART on, never below idle
