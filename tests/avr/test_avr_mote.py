@@ -142,7 +142,7 @@ def one_mote(built: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 def test_one_mote_answers_with_the_fed_sensor_values(one_mote: Run) -> None:
     print(f"\n`mote query` stderr:\n{one_mote.query_stderr}rows: {one_mote.rows}")
     assert len(one_mote.rows) >= EPOCHS - 1
-    epochs = [row["epoch"] for row in one_mote.rows]
+    epochs = [int(str(row["epoch"])) for row in one_mote.rows]
     assert epochs == sorted(set(epochs))
     for row in one_mote.rows:
         assert row["node_id"] == 0
