@@ -124,7 +124,8 @@ static int parse(int argc, char **argv, options *o)
     }
     if (o->motes > 1 && o->node_id < 0)
         o->node_id = 0;
-    if (!o->elf || o->motes < 1 || o->motes > MOTES_MAX || o->node_id + (long)o->motes > 0x10000 ||
+    if (!o->elf || o->motes < 1 || o->motes > MOTES_MAX || o->node_id < -1 ||
+        o->node_id + (long)o->motes > 0x10000 ||
         (o->n_light != 1 && o->n_light != o->motes) || (o->n_temp != 1 && o->n_temp != o->motes))
         return -1;
     return 0;
