@@ -20,6 +20,12 @@ enum { PH_IDLE, PH_ADDR, PH_WRITE, PH_READ };
 #define MAIN_RESET_N 0x01u
 #define CAL_START 0x80u
 #define CAL_COMPLETE 0x08u
+#define SYNC_0 0x33u
+#define SYNC_1 0xCCu
+#define ACK_0 0xABu
+#define ACK_1 0xBAu
+#define HEADER_LEN 5u
+#define DATA_MAX 49u /* the TOS_Msg payload limit on this air (firmware/net/mhop.h) */
 
 void cc1000_air_init(cc1000_air *air)
 {
@@ -187,6 +193,82 @@ static void on_spi_out(avr_irq_t *irq, uint32_t value, void *param)
     p->spi_out = (uint8_t)value;
 }
 
+/* CRC-16/XMODEM: polynomial 0x1021, initial 0, MSB first (TinyOS 1.x crc.h). */
+static uint16_t crc_xmodem(uint16_t crc, uint8_t b)
+{
+    unsigned i;
+    crc ^= (uint16_t)b << 8;
+    for (i = 0; i < 8u; i++)
+        crc = (uint16_t)((crc & 0x8000u) ? (unsigned)crc << 1 ^ 0x1021u : (unsigned)crc << 1);
+    return crc;
+}
+
+enum { FRAMED_NONE, FRAMED_DATA, FRAMED_ACK, FRAMED_BAD };
+
+static int framer_body(cc1000_framer *f, uint8_t b)
+{
+    uint8_t i = f->idx++;
+    if (i == 0)
+        f->first = b;
+    if (i == 1 && f->first == ACK_0 && b == ACK_1) {
+        f->in_frame = 0;
+        return FRAMED_ACK;
+    }
+    if (i == 4) {
+        if (b > DATA_MAX) {
+            f->in_frame = 0;
+            return FRAMED_BAD;
+        }
+        f->total = (uint8_t)(HEADER_LEN + b);
+    }
+    if (i < f->total) {
+        f->crc = crc_xmodem(f->crc, b);
+    } else if (i == f->total) {
+        f->got_crc = b;
+    } else {
+        f->in_frame = 0;
+        return (uint16_t)(f->got_crc | b << 8) == f->crc ? FRAMED_DATA : FRAMED_BAD;
+    }
+    return FRAMED_NONE;
+}
+
+/* One byte at the senders' boundaries; what it completed, if anything. */
+static int framer_feed(cc1000_framer *f, uint8_t b)
+{
+    int done = FRAMED_NONE;
+    if (f->in_frame) {
+        done = framer_body(f, b);
+    } else if (b == SYNC_1 && f->prev == SYNC_0 && f->pre >= 2u) {
+        f->in_frame = 1;
+        f->idx = 0;
+        f->total = HEADER_LEN;
+        f->crc = 0;
+    } else if (b == 0xAAu || b == 0x55u) {
+        f->pre = (uint8_t)(f->pre < 255u ? f->pre + 1u : f->pre);
+    } else if (b != SYNC_0) {
+        f->pre = 0;
+    }
+    if (f->in_frame == 0 && done != FRAMED_NONE)
+        f->pre = 0;
+    f->prev = b;
+    return done;
+}
+
+static void count_tx(cc1000_part *p, uint8_t b)
+{
+    int done = framer_feed(&p->tx_framer, b);
+    p->cnt.frames_tx += done == FRAMED_DATA;
+    p->cnt.acks_tx += done == FRAMED_ACK;
+}
+
+static void count_rx(cc1000_part *p, uint8_t b)
+{
+    int done = framer_feed(&p->rx_framer, b);
+    p->cnt.frames_rx += done == FRAMED_DATA;
+    p->cnt.acks_rx += done == FRAMED_ACK;
+    p->cnt.bad_frames_rx += done == FRAMED_BAD;
+}
+
 /* What this part hears at tick t: count of other senders, and the byte. */
 static uint32_t air_hear(cc1000_part *p, uint64_t t, uint8_t *out)
 {
@@ -253,6 +335,7 @@ static avr_cycle_count_t on_tick(avr_t *avr, avr_cycle_count_t when, void *param
         p->air->slot_tick[p->node][n % CC1000_AIR_HIST] = n + 1;
         p->air->slot_byte[p->node][n % CC1000_AIR_HIST] = p->spi_out;
         p->cnt.bytes_tx++;
+        count_tx(p, p->spi_out);
     } else if (mode == 1) {
         rx = p->bit_offset ? (uint8_t)(p->rx_prev << p->bit_offset | heard >> (8 - p->bit_offset))
                            : heard;
@@ -260,7 +343,12 @@ static avr_cycle_count_t on_tick(avr_t *avr, avr_cycle_count_t when, void *param
         if (senders > 1)
             p->cnt.collided_rx++;
         avr_raise_irq(p->spi_in_irq, rx);
+        count_rx(p, heard);
     }
+    if (mode != 2)
+        memset(&p->tx_framer, 0, sizeof p->tx_framer);
+    if (mode != 1)
+        memset(&p->rx_framer, 0, sizeof p->rx_framer);
     p->rx_prev = heard;
     avr_raise_irq(p->rssi_irq, mode == 1 && carrier(p, n, 1) ? rssi_mv(p->signal_dbm)
                                                     : rssi_mv(p->noise_dbm) + (rand8(p) & 7u));

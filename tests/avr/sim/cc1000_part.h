@@ -38,6 +38,12 @@
  *     the noise level with a few mV of jitter. RSSI follows the carrier of
  *     the current or previous tick (not the delayed decoded byte): energy
  *     detection is quicker than demodulation.
+ *   - Frame counters: a framer per direction reads the byte stream at the
+ *     senders' byte boundaries (what the part sends while in TX; what it
+ *     hears, before its bit offset, while in RX): two or more 0xAA/0x55, the
+ *     sync word 0x33CC, then an ack (0xAB 0xBA) or a TOS_Msg whose length byte
+ *     sizes it and whose CRC-16 (XMODEM, low byte first) must match. They
+ *     count what crossed the air, independently of what the firmware made of it.
  */
 #ifndef CC1000_PART_H
 #define CC1000_PART_H
@@ -71,7 +77,16 @@ typedef struct cc1000_wiring {
 typedef struct cc1000_counters {
     uint64_t reg_writes, reg_reads, calibrations;
     uint64_t bytes_tx, bytes_rx, collided_rx;
+    uint64_t frames_tx, acks_tx;  /* whole data frames (CRC ok) and acks put on air */
+    uint64_t frames_rx, acks_rx;  /* the same, heard intact while in RX */
+    uint64_t bad_frames_rx;       /* synced, then a CRC mismatch or a corrupt length */
 } cc1000_counters;
+
+/* Private: one direction's frame parser (see "Frame counters"). */
+typedef struct cc1000_framer {
+    uint8_t in_frame, pre, prev, idx, total, first;
+    uint16_t crc, got_crc;
+} cc1000_framer;
 
 typedef struct cc1000_part {
     avr_t *avr;
@@ -90,6 +105,7 @@ typedef struct cc1000_part {
     uint8_t spi_out, rx_prev;
     uint64_t tick;
     uint32_t rng;
+    cc1000_framer tx_framer, rx_framer;
 } cc1000_part;
 
 void cc1000_air_init(cc1000_air *air);
