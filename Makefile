@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 PYENV_BINS := $(shell command -v pyenv >/dev/null 2>&1 && for v in $$(pyenv versions --bare | grep -E '^3\.1[0-3]\.[0-9]+$$'); do printf '%s/versions/%s/bin:' "$$(pyenv root)" "$$v"; done)
 export PATH := $(PYENV_BINS)$(PATH)
 
-.PHONY: run test fuzz bench venv clean
+.PHONY: run test fuzz bench venv clean avr
 
 $(BIN)/mote: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,21 @@ fuzz: $(BIN)/mote
 	mkdir -p build/fuzz/corpus-gateway
 	$(BIN)/python tests/fuzz/gateway_fuzz.py --seconds $(FUZZ_SECONDS) -artifact_prefix=build/fuzz/ \
 		build/fuzz/corpus-gateway tests/fuzz/corpus/gateway
+
+# The mote images (issue 12): build/avr/{mica2,mica2dot}.{elf,hex} from firmware/avr with
+# avr-gcc (cmake/avr-gcc.cmake), then their flash and RAM use. tests/avr/ensure_avr.sh
+# apt-installs the toolchain when it is missing.
+AVR_BUILD := build/avr/cmake
+avr:
+	cmake -S firmware/avr -B $(AVR_BUILD) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/avr-gcc.cmake \
+		-DCMAKE_BUILD_TYPE=MinSizeRel >/dev/null
+	cmake --build $(AVR_BUILD) -j 2
+	@for p in mica2 mica2dot; do \
+		avr-size -A build/avr/$$p.elf | awk -v p=$$p \
+			'$$1==".text"{t=$$2} $$1==".data"{d=$$2} $$1==".bss"{b=$$2} \
+			END{printf "%-9s flash %6d B (text %d + data %d)   RAM %5d B (data %d + bss %d)\n", \
+			p, t+d, t, d, d+b, d, b}'; \
+	done
 
 bench: $(BIN)/mote
 	$(BIN)/python bench/emulator.py

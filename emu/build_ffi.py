@@ -8,10 +8,17 @@ layer owns its own binding surface.
 
 Run directly (``python emu/build_ffi.py``) to build in place during development;
 ``pip install .`` builds it through ``emu/_buildsys.py``.
+
+Memory profiles: ``host`` (default) sizes each mote's state for a PC, ``avr`` compiles the
+core with ``-DMOTE_PROFILE_AVR``, the smaller limits of the ATmega128 images
+(docs/architecture.md, "memory profiles"), so an emulated network behaves as flashed motes
+would. Choose it with ``python emu/build_ffi.py --profile avr`` or ``MOTE_PROFILE=avr pip
+install .``; ``emu.network.memory_profile()`` says which one is loaded.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from cffi import FFI
@@ -22,6 +29,7 @@ CSRC = ROOT / "emu" / "csrc"
 CDEF_FILES = (FIRMWARE / "core" / "mote_api.cdef", CSRC / "emu_api.cdef")
 EXCLUDED_DIRS = {"tests", "avr"}
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function"]
+PROFILES = {"host": [], "avr": [("MOTE_PROFILE_AVR", None)]}
 
 
 def c_sources(absolute: bool = False) -> list[str]:
@@ -39,7 +47,14 @@ def c_sources(absolute: bool = False) -> list[str]:
     return [str(p if absolute else p.relative_to(ROOT)) for p in paths]
 
 
-def make_ffibuilder(absolute: bool = False) -> FFI:
+def profile_from_env() -> str:
+    profile = os.environ.get("MOTE_PROFILE", "host")
+    if profile not in PROFILES:
+        raise SystemExit(f"MOTE_PROFILE={profile!r}: choose one of {', '.join(PROFILES)}")
+    return profile
+
+
+def make_ffibuilder(absolute: bool = False, profile: str = "host") -> FFI:
     builder = FFI()
     builder.cdef("\n".join(p.read_text() for p in CDEF_FILES if p.exists()))
     includes = "\n".join(
@@ -52,19 +67,25 @@ def make_ffibuilder(absolute: bool = False) -> FFI:
         includes,
         sources=c_sources(absolute),
         include_dirs=[str(ROOT)],
+        define_macros=PROFILES[profile],
         extra_compile_args=CFLAGS,
     )
     return builder
 
 
-ffibuilder = make_ffibuilder()
+ffibuilder = make_ffibuilder(profile=profile_from_env())
 
 if __name__ == "__main__":
-    import os
+    import argparse
     import shutil
 
+    parser = argparse.ArgumentParser(description="build emu._motesim in place")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default=profile_from_env())
+    args = parser.parse_args()
     os.chdir(ROOT)
-    built = make_ffibuilder(absolute=True).compile(tmpdir="build/inplace", verbose=False)
+    built = make_ffibuilder(absolute=True, profile=args.profile).compile(
+        tmpdir=f"build/inplace-{args.profile}", verbose=False
+    )
     # Copy then rename: overwriting a mapped .so in place kills running users with SIGBUS.
     target = ROOT / "emu" / Path(built).name
     staging = target.with_suffix(".so.new")

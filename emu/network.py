@@ -179,6 +179,11 @@ def airtime_us(platform: str, tos_msg_len: int) -> int:
     return int(lib.emu_platform_airtime_us(lib.emu_platform_get(PLATFORMS[platform]), tos_msg_len))
 
 
+def memory_profile() -> str:
+    """``"host"`` or ``"avr"``: the limits the loaded core was compiled with (emu/build_ffi.py)."""
+    return str(ffi.string(lib.emu_memory_profile()).decode())
+
+
 class Routing(NamedTuple):
     """The collection tree as the nodes' firmware holds it, one entry per node."""
 

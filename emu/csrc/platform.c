@@ -16,3 +16,12 @@ uint64_t emu_platform_airtime_us(const emu_platform *p, uint32_t len)
     uint64_t bits = 8u * (uint64_t)(len + p->overhead_bytes);
     return (bits * 1000000u + p->bit_rate - 1u) / p->bit_rate;
 }
+
+const char *emu_memory_profile(void)
+{
+#ifdef MOTE_PROFILE_AVR
+    return "avr";
+#else
+    return "host";
+#endif
+}

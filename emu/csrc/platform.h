@@ -43,4 +43,8 @@ const emu_platform *emu_platform_get(uint32_t id);
 /* Air time of one TOS_Msg of `len` bytes (header + data), in microseconds. */
 uint64_t emu_platform_airtime_us(const emu_platform *p, uint32_t len);
 
+/* "avr" when the core was compiled with the ATmega128 images' limits (MOTE_PROFILE_AVR,
+ * emu/build_ffi.py --profile avr), else "host". */
+const char *emu_memory_profile(void);
+
 #endif /* EMU_PLATFORM_H */

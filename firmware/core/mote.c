@@ -214,6 +214,7 @@ void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
     st->hal = hal;
     st->id = id;
     st->reused_qid = QUERY_NO_QID;
+    st->am_group = TOS_DEFAULT_GROUP;
     qtable_init(&st->queries);
     share_init(st);
     stops_init(st);
@@ -225,6 +226,11 @@ void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
     st->next_beacon_at = mote_now(st) + hal->rand16(hal->ctx) % BEACON_PERIOD_MS;
     report_power(st);
     rearm(st);
+}
+
+void mote_set_am_group(mote_state *st, uint8_t group)
+{
+    st->am_group = group;
 }
 
 void mote_on_alarm(mote_state *st)
@@ -257,7 +263,7 @@ static uint8_t dispatch(mote_state *st, const uint8_t *pkt, uint16_t len, uint8_
     if (!tos_msg_parse(&tos, pkt, len))
         return 1;
     /* The UART hop's group byte is irrelevant: TinyDB overwrites it (§1). */
-    if (!from_uart && tos.group != TOS_DEFAULT_GROUP)
+    if (!from_uart && tos.group != st->am_group)
         return 1;
     switch (tos.type) {
     case AM_QUERY:

@@ -18,7 +18,14 @@
 #include "../hal/hal.h"
 #include "mote_stats.h"
 
+/* The AVR profile's state must leave the mica2's 4 KB room for the platform and a stack. */
+#ifndef MOTE_STATE_MAX
+#ifdef MOTE_PROFILE_AVR
+#define MOTE_STATE_MAX 2048u
+#else
 #define MOTE_STATE_MAX 3072u
+#endif
+#endif
 #define MOTE_ROOT_ID 0u
 
 typedef struct mote_state mote_state;
@@ -27,6 +34,11 @@ size_t mote_state_size(void);
 
 /* Reset `st` (mote_state_size() bytes) to a freshly booted node `id`. */
 void mote_init(mote_state *st, uint16_t id, const mote_hal *hal);
+
+/* The node's AM group (default TOS_DEFAULT_GROUP, 0x7D): radio packets of another
+ * group are ignored, and the node's own carry it. A real mote takes it from its image
+ * (TOS_AM_GROUP, patched by `mote flash`); call after mote_init. */
+void mote_set_am_group(mote_state *st, uint8_t group);
 
 /* Stimuli from the platform. */
 void mote_on_alarm(mote_state *st);

@@ -32,8 +32,25 @@
 #include "mote_stats.h"
 #include "schedule.h"
 
+/* Group tables and aggregate states of every running query. The AVR profile halves it
+ * with the query slots: 336 B still hold a 2-aggregate GROUP BY of ~20 groups. */
+#ifndef AGG_ARENA_BYTES
+#ifdef MOTE_PROFILE_AVR
+#define AGG_ARENA_BYTES 336u
+#else
 #define AGG_ARENA_BYTES 672u
+#endif
+#endif
+/* Control packets waiting for the radio (55 B each). Query forwards come one part per
+ * packet and sharing keeps one entry free (core/sharing.c): 3 is the least that still
+ * lets a node forward while it answers a request. */
+#ifndef CTLQ_LEN
+#ifdef MOTE_PROFILE_AVR
+#define CTLQ_LEN 3u
+#else
 #define CTLQ_LEN 4u
+#endif
+#endif
 #define DRAIN_EPOCHS 2u          /* epochs a stopped query keeps merging children */
 #define TIME_SYNC_TOLERANCE_MS 16u /* smaller differences are radio latency, not skew */
 #define BEACON_PERIOD_MS 4096u
@@ -183,6 +200,7 @@ struct mote_state {
     uint8_t reused_qid;       /* new query under a stopped id: stale DELs must not stop it */
     uint8_t retry_pending;
     uint8_t alarm_armed;      /* the platform holds an alarm at alarm_at (hal time) */
+    uint8_t am_group;         /* AM group of every radio packet sent and accepted */
 
     routing rt;
     serial_rx srx;

@@ -14,7 +14,7 @@ int32_t sampling_read_attr(mote_state *st, uint8_t attr)
     case ATTR_FREERAM:
         return (int32_t)(AGG_ARENA_BYTES - st->arena_used);
     case ATTR_GROUP:
-        return TOS_DEFAULT_GROUP;
+        return st->am_group;
     case ATTR_TIMELO:
         return (int32_t)mote_now(st);
     case ATTR_TIMEHI:

@@ -8,12 +8,12 @@
 #include "schedule.h"
 #include "sharing.h"
 
-static void pack_tos(uint8_t *out, uint16_t addr, uint8_t am, uint8_t len)
+static void pack_tos(const mote_state *st, uint8_t *out, uint16_t addr, uint8_t am, uint8_t len)
 {
     tos_header h;
     h.addr = addr;
     h.type = am;
-    h.group = TOS_DEFAULT_GROUP;
+    h.group = st->am_group;
     h.length = len;
     tos_header_pack(&h, out);
 }
@@ -27,7 +27,7 @@ void tx_control(mote_state *st, uint16_t addr, uint8_t am, const uint8_t *data, 
         return;
     }
     p = &st->ctlq[(st->ctl_head + st->ctl_count) % CTLQ_LEN];
-    pack_tos(p->bytes, addr, am, len);
+    pack_tos(st, p->bytes, addr, am, len);
     for (i = 0; i < len; i++)
         p->bytes[TOS_HEADER_LEN + i] = data[i];
     p->len = (uint8_t)(TOS_HEADER_LEN + len);
@@ -49,7 +49,7 @@ void tx_uart(mote_state *st, uint8_t am, const uint8_t *data, uint8_t len)
     uint8_t i;
     if (len > TOS_DATA_LENGTH)
         return;
-    pack_tos(pkt, TOS_UART_ADDR, am, len);
+    pack_tos(st, pkt, TOS_UART_ADDR, am, len);
     for (i = 0; i < len; i++)
         pkt[TOS_HEADER_LEN + i] = data[i];
     uart_send_packet(st, pkt, (uint8_t)(TOS_HEADER_LEN + len));
@@ -103,7 +103,7 @@ static uint8_t build_result_packet(mote_state *st, uint8_t *pkt, const uint8_t *
     uint8_t i;
     if (st->id == MOTE_ROOT_ID)
         dest = TOS_UART_ADDR;
-    pack_tos(pkt, dest, AM_DATA, (uint8_t)(MHOP_HEADER_LEN + len));
+    pack_tos(st, pkt, dest, AM_DATA, (uint8_t)(MHOP_HEADER_LEN + len));
     mhop_header_pack(&mh, pkt + TOS_HEADER_LEN);
     for (i = 0; i < len; i++)
         pkt[TOS_HEADER_LEN + MHOP_HEADER_LEN + i] = payload[i];

@@ -39,10 +39,22 @@
 
 #include "mhop.h"
 
-#define RADIOQ_MAX_LEN 8u /* at most 8: slot occupancy is one byte of bits */
+/* At most 8: slot occupancy is one byte of bits. An entry is 60 B: the AVR profile
+ * keeps 4, TinyDB's own mica2 default queue length (`qlen`) was 5. */
+#ifndef RADIOQ_MAX_LEN
+#ifdef MOTE_PROFILE_AVR
+#define RADIOQ_MAX_LEN 4u
+#else
+#define RADIOQ_MAX_LEN 8u
+#endif
+#endif
+#ifndef RADIOQ_DEFAULT_LEN
 #define RADIOQ_DEFAULT_LEN RADIOQ_MAX_LEN /* a relay buffers what it can; `qlen 5` as in the paper */
+#endif
 #define RADIOQ_PAYLOAD_MAX MHOP_PAYLOAD_MAX /* 42 */
+#ifndef RADIOQ_HISTORY
 #define RADIOQ_HISTORY 8u
+#endif
 #define RADIOQ_SCORE_MAX 0xFFFFu
 
 typedef enum radioq_policy {

@@ -16,7 +16,9 @@
 
 #include <stdint.h>
 
+#ifndef GROUPS_MAX
 #define GROUPS_MAX 128u      /* slots a GROUP BY query asks for; fewer if memory is short */
+#endif
 #define GROUPS_SLOT_BYTES 4u
 #define GROUPS_NONE 0xFFu
 

@@ -12,7 +12,15 @@
 
 #include <stdint.h>
 
+/* Queries held at once. The AVR profile (docs/architecture.md, "Memory profiles")
+ * keeps two: each slot is 263 B of parsed plan plus its schedule, and the mica2 has 4 KB. */
+#ifndef QUERY_SLOTS
+#ifdef MOTE_PROFILE_AVR
+#define QUERY_SLOTS 2u
+#else
 #define QUERY_SLOTS 4u
+#endif
+#endif
 #define QUERY_MAX_FIELDS 16u
 #define QUERY_MAX_EXPRS 16u
 #define QUERY_NO_QID 0xFFu      /* kNO_QUERY: 0xFF is never a running query */
