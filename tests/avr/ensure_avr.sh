@@ -29,26 +29,8 @@ probe() {
 
 probe && exit 0
 
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "avr: the AVR toolchain/simavr is missing and there is no apt-get here" >&2
-    exit 3
-fi
-if [ "$(id -u)" = 0 ]; then
-    SUDO=
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    SUDO="sudo -n"
-else
-    echo "avr: the AVR toolchain/simavr is missing and apt-get needs root" >&2
-    exit 3
-fi
-
-echo "avr: installing $AVR_PACKAGES with apt-get" >&2
-export DEBIAN_FRONTEND=noninteractive
-# A stale package list makes install fail on a fresh container: update once on failure.
 # shellcheck disable=SC2086
-$SUDO apt-get install -y --no-install-recommends $AVR_PACKAGES >&2 ||
-    { $SUDO apt-get update >&2 && $SUDO apt-get install -y --no-install-recommends $AVR_PACKAGES >&2; } ||
-    { echo "avr: apt-get could not install $AVR_PACKAGES" >&2; exit 3; }
+"$(dirname "$0")/../apt_install.sh" avr $AVR_PACKAGES || exit 3
 
 if probe; then exit 0; fi
 echo "avr: packages installed but avr-gcc or libsimavr does not build a probe" >&2

@@ -20,25 +20,8 @@ probe() {
 
 probe && exit 0
 
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "fuzz: $CC with libFuzzer not found and no apt-get here: skipping the firmware fuzzer" >&2
-    exit 3
-fi
-if [ "$(id -u)" = 0 ]; then
-    SUDO=
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    SUDO="sudo -n"
-else
-    echo "fuzz: $CC with libFuzzer not found and apt-get needs root: skipping the firmware fuzzer" >&2
-    exit 3
-fi
-
-echo "fuzz: installing clang and libclang-rt-dev (libFuzzer) with apt-get" >&2
-export DEBIAN_FRONTEND=noninteractive
-# A stale package list makes install fail on a fresh container: update once on failure.
-$SUDO apt-get install -y --no-install-recommends clang libclang-rt-dev >&2 ||
-    { $SUDO apt-get update >&2 && $SUDO apt-get install -y --no-install-recommends clang libclang-rt-dev >&2; } ||
-    { echo "fuzz: apt-get could not install clang: skipping the firmware fuzzer" >&2; exit 3; }
+"$(dirname "$0")/../apt_install.sh" fuzz clang libclang-rt-dev ||
+    { echo "fuzz: no clang with libFuzzer: skipping the firmware fuzzer" >&2; exit 3; }
 
 CC=clang
 if probe; then exit 0; fi
