@@ -39,8 +39,10 @@ class _Number(click.ParamType):
             return value
         try:
             return int(str(value), 0)
-        except ValueError:
-            self.fail(f"{value!r} is not a number (decimal, or hex as 0x7d)", param, ctx)
+        except ValueError as exc:
+            raise click.BadParameter(
+                f"{value!r} is not a number (decimal, or hex as 0x7d)", ctx=ctx, param=param
+            ) from exc
 
 
 @click.command("flash")
