@@ -9,11 +9,11 @@ libsimavr: a missing toolchain fails the test (tox env ``avr`` installs it).
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from flash_images import avr_tool as _tool
+from simavr_harness import run as _run
 
 pytestmark = pytest.mark.avr
 
@@ -24,19 +24,6 @@ SECONDS = 20
 SENDS = SECONDS * 10 - 1  # one every 100 ms from t = 100 ms
 AVR_FLAGS = ["-mmcu=atmega128", f"-DF_CPU={F_CPU}UL", "-Os", "-std=c99", "-Wall", "-Wextra"]
 AVR_FLAGS += ["-Werror", "-pedantic"]
-
-
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(f"{name} not found: run tests/avr/ensure_avr.sh (tox env 'avr' does)")
-    return path
-
-
-def _run(cmd: list[str]) -> str:
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, f"{cmd[0]} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
 
 
 def _image(out: Path, node: int, both_send: bool) -> Path:
