@@ -1,9 +1,12 @@
 #include "platform.h"
 
+/* The CC1000 motes' rate and framing are the firmware's (its slots are built on them). */
+#include "firmware/net/airtime.h"
+
 static const emu_platform PLATFORMS[EMU_N_PLATFORMS] = {
     {"mica", 4000000u, 40000u, 12u + 2u, 3.0, 15e-6, 5.5e-3, 4.5e-3, 12.0e-3},
-    {"mica2", 7372800u, 19200u, 28u + 2u + 2u, 3.0, 15e-6, 8.0e-3, 7.4e-3, 16.5e-3},
-    {"mica2dot", 4000000u, 19200u, 28u + 2u + 2u, 3.0, 15e-6, 5.5e-3, 7.4e-3, 10.4e-3},
+    {"mica2", 7372800u, RADIO_DATA_BPS, RADIO_FRAME_OVERHEAD, 3.0, 15e-6, 8.0e-3, 7.4e-3, 16.5e-3},
+    {"mica2dot", 4000000u, RADIO_DATA_BPS, RADIO_FRAME_OVERHEAD, 3.0, 15e-6, 5.5e-3, 7.4e-3, 10.4e-3},
 };
 
 const emu_platform *emu_platform_get(uint32_t id)

@@ -15,8 +15,8 @@
  * Manchester chips (MODEM0 with XOSC_FREQ = 1), the setting that works on both
  * motes; "38.4" in mote datasheets is that chip rate. Preamble + sync: TR1000
  * stack 12 bytes, CC1000 stack 28 + 2 bytes; the link-layer CRC (2 bytes)
- * follows the TOS_Msg on air. The firmware's timing rules assume the same
- * figures (firmware/net/airtime.h; test_medium checks they agree).
+ * follows the TOS_Msg on air. The CC1000 motes take rate and framing from
+ * firmware/net/airtime.h, on which the firmware's timing rules are built.
  */
 #ifndef EMU_PLATFORM_H
 #define EMU_PLATFORM_H
