@@ -316,6 +316,7 @@ def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:
             "verdicts": truth.anomalies.verdicts,
             "unread": truth.anomalies.unread,
             "repeated": truth.anomalies.repeated,
+            "skipped": truth.anomalies.skipped,
         },
     }
 

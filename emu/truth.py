@@ -73,10 +73,14 @@ class Anomalies:
     verdicts: int = 0  # the selections' outcome differs
     unread: int = 0  # a field the evaluation needed was not read
     repeated: int = 0  # a node evaluated the same epoch twice
+    #: epochs a node let pass without evaluating the query, between its first and last: a
+    #: schedule that cannot keep up samples less often than asked, and the rows delivered
+    #: look complete against a truth that has no reading to miss
+    skipped: int = 0
 
     @property
     def total(self) -> int:
-        return self.verdicts + self.unread + self.repeated
+        return self.verdicts + self.unread + self.repeated + self.skipped
 
 
 @dataclass
@@ -177,6 +181,7 @@ class _Evaluator:
                 continue
             by_epoch[sample.epoch][sample.node] = sample
         self.truth.ran = {e: set(nodes) for e, nodes in by_epoch.items()}
+        self.truth.anomalies.skipped = _skipped_epochs(self.truth.ran)
         passing = {
             e: [s for s in by_node.values() if self._passes(s)] for e, by_node in by_epoch.items()
         }
@@ -263,6 +268,14 @@ class _Evaluator:
                 return None
             group = wrap16(apply_arith(agg.group.arith, key))
         return group, apply_arith(agg.arith, value)
+
+
+def _skipped_epochs(ran: Mapping[int, set[int]]) -> int:
+    epochs: dict[int, list[int]] = defaultdict(list)
+    for epoch, nodes in ran.items():
+        for node in nodes:
+            epochs[node].append(epoch)
+    return sum(max(es) - min(es) + 1 - len(es) for es in epochs.values())
 
 
 def _holds(selection: PlanSelection, value: int) -> bool:

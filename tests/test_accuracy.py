@@ -51,7 +51,7 @@ def header(
         "stopped_at_epoch": stopped_at,
         "node_epochs": {str(n): list(span) for n, span in spans.items()},
         "freed_at": {str(n): e for n, e in (freed_at or {}).items()},
-        "anomalies": {"verdicts": 0, "unread": 0, "repeated": 0},
+        "anomalies": {"verdicts": 0, "unread": 0, "repeated": 0, "skipped": 0},
     }
 
 
