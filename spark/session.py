@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from spark.source import MotebaseDataSource
@@ -21,7 +22,7 @@ LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
 def build_session(master: str = DEFAULT_MASTER, app_name: str = "motebase") -> SparkSession:
-    """A session with the ``motebase`` source registered.
+    """A session in which ``format("motebase")`` works.
 
     For a cluster pass its URL (``spark://host:7077``, ``yarn``, ``k8s://...``); the
     executors then need motebase installed and the result log on a shared filesystem.
@@ -40,5 +41,17 @@ def build_session(master: str = DEFAULT_MASTER, app_name: str = "motebase") -> S
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("WARN")
-    spark.dataSource.register(MotebaseDataSource)
+    register_source(spark)
     return spark
+
+
+def register_source(spark: SparkSession) -> None:
+    """Register the source unless Spark found it by itself (pyspark_motebase, installed
+    with motebase): registering a name Spark already knows is an error. The explicit
+    registration covers running from a source tree that the workers cannot import
+    pyspark_motebase from."""
+    try:
+        spark.dataSource.register(MotebaseDataSource)
+    except AnalysisException as exc:
+        if exc.getCondition() != "DATA_SOURCE_ALREADY_EXISTS":
+            raise

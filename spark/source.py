@@ -9,10 +9,13 @@ it is complete, so a batch replayed after a restart from its checkpoint reads th
 rows: together with a checkpointed file sink, every record lands exactly once.
 The same source reads in batch mode (``spark.read.format("motebase")``).
 
-Options: ``path`` (the log directory, required), ``table`` (default ``readings``),
-``query_id`` (only that query's rows; for ``readings`` also only its attributes, else
-the union of all queries' attributes in the log when the query starts),
+Options (names are case-insensitive, as Spark's are; spark/README.md has the table):
+``path`` (the log directory, required; ``.load(LOG_DIR)`` sets it), ``table`` (default
+``readings``), ``query_id`` (only that query's rows; for ``readings`` also only its
+attributes, else the union of all queries' attributes in the log when the query starts),
 ``recordsPerPartition`` (the smallest offset range one Spark task reads, default 50000).
+A missing or invalid option, or an unknown one, is a :class:`MotebaseOptionError` when
+the source is created, that is at ``load()`` on the driver, before any task runs.
 Readers run in Python workers: on a cluster the log directory must be on a filesystem
 every executor sees, and motebase must be installed there.
 
@@ -25,8 +28,10 @@ log's own LogCorruptError: the file, the byte, the record offsets and the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql.datasource import (
@@ -54,6 +59,76 @@ DEFAULT_RECORDS_PER_PARTITION = 50_000
 
 class LogBehindCheckpointError(Exception):
     """The log ends before offsets a streaming query has already read."""
+
+
+class MotebaseOptionError(ValueError):
+    """An option of the motebase source is missing, unknown or invalid."""
+
+
+#: Every option the source reads, as spelled in the docs (Spark lowercases option names).
+OPTIONS = ("path", "table", "query_id", "recordsPerPartition")
+
+
+def _integer(options: Mapping[str, str], name: str, minimum: int) -> int | None:
+    """Option ``name`` as an integer of at least ``minimum``; None when it is not given."""
+    value = options.get(name)
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        number = None
+    if number is None or number < minimum:
+        raise MotebaseOptionError(
+            f"the motebase source's {name} must be an integer >= {minimum}, not {value!r}"
+        )
+    return number
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """The source's options, checked once where the source is created (on the driver):
+    a mistake there is one clear error at ``load()``, not a failed task later."""
+
+    path: str
+    table: str = "readings"
+    query_id: int | None = None
+    records_per_partition: int = DEFAULT_RECORDS_PER_PARTITION
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> SourceOptions:
+        known = {name.lower() for name in OPTIONS}
+        unknown = sorted(name for name in options if name.lower() not in known)
+        if unknown:
+            # Spark ignores options a source does not read; a misspelt query_id would then
+            # silently read every query.
+            raise MotebaseOptionError(
+                f"the motebase source has no option {', '.join(map(repr, unknown))}; "
+                f"its options are {', '.join(OPTIONS)}"
+            )
+        path = options.get("path")
+        if not path:
+            raise MotebaseOptionError(
+                "the motebase source needs the result log directory: "
+                '.option("path", LOG_DIR) or .load(LOG_DIR)'
+            )
+        if not Path(path).is_dir():
+            raise MotebaseOptionError(
+                f"the motebase source's path {path} is not a directory: it must be the "
+                "result log directory the gateway writes (mote query ... --log DIR)"
+            )
+        table = options.get("table", "readings")
+        if table not in TABLES:
+            raise MotebaseOptionError(
+                f"the motebase source has no table {table!r}; its tables are {', '.join(TABLES)}"
+            )
+        records = _integer(options, "recordsPerPartition", 1)
+        return cls(
+            path=path,
+            table=table,
+            query_id=_integer(options, "query_id", 0),
+            records_per_partition=DEFAULT_RECORDS_PER_PARTITION if records is None else records,
+        )
 
 
 class OffsetRange(InputPartition):
@@ -116,14 +191,11 @@ def _aggregate_row(offset: int, record: dict[str, Any]) -> Row:
 class _LogScan:
     """What every reader shares: which records of the log become rows, and how."""
 
-    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
-        self.path = options["path"]
-        self.table = options.get("table", "readings")
-        query_id = options.get("query_id")
-        self.query_id = None if query_id is None else int(query_id)
-        self.records_per_partition = int(
-            options.get("recordsPerPartition", DEFAULT_RECORDS_PER_PARTITION)
-        )
+    def __init__(self, options: SourceOptions, schema: StructType) -> None:
+        self.path = options.path
+        self.table = options.table
+        self.query_id = options.query_id
+        self.records_per_partition = options.records_per_partition
         self.schema = schema
 
     def latest_end(self) -> int:
@@ -145,6 +217,8 @@ class _LogScan:
         return [OffsetRange(a, b) for a, b in pairwise(bounds) if a < b]
 
     def rows(self, partition: OffsetRange) -> Iterator[Row]:
+        if partition.start >= partition.end:
+            return
         kind = "reading" if self.table == "readings" else "aggregate"
         build = _reading_row_builder(self.schema) if kind == "reading" else _aggregate_row
         records = ResultLog(self.path).read(partition.start, partition.end, kind)
@@ -162,7 +236,9 @@ class MotebaseBatchReader(DataSourceReader):
         self.scan = scan
 
     def partitions(self) -> Sequence[InputPartition]:
-        return self.scan.partitions(0, self.scan.latest_end())
+        # Spark turns an empty list into one partition of None; an empty range says the
+        # same in a form read() knows (the log has no records yet).
+        return self.scan.partitions(0, self.scan.latest_end()) or [OffsetRange(0, 0)]
 
     def read(self, partition: InputPartition) -> Iterator[Row]:
         assert isinstance(partition, OffsetRange)
@@ -205,26 +281,23 @@ class MotebaseDataSource(DataSource):
 
     def __init__(self, options: dict[str, str]) -> None:
         super().__init__(options)
-        if "path" not in options:
-            raise ValueError('the motebase source needs .option("path", LOG_DIR)')
-        table = options.get("table", "readings")
-        if table not in TABLES:
-            raise ValueError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
+        try:
+            self.parsed = SourceOptions.parse(options)
+        except MotebaseOptionError as exc:
+            # The message is the whole story; where in the parser it was found is not.
+            raise exc.with_traceback(None) from None
 
     def schema(self) -> StructType:
-        if self.options.get("table", "readings") == "aggregates":
+        if self.parsed.table == "aggregates":
             return AGGREGATES_SCHEMA
-        query_id = self.options.get("query_id")
         try:
-            queries = [record for _, record in ResultLog(self.options["path"]).read(kind="query")]
+            queries = [record for _, record in ResultLog(self.parsed.path).read(kind="query")]
         except LogCorruptError as exc:
             raise exc.with_traceback(None) from None
-        return readings_schema(
-            selected_attributes(queries, None if query_id is None else int(query_id))
-        )
+        return readings_schema(selected_attributes(queries, self.parsed.query_id))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return MotebaseBatchReader(_LogScan(self.options, schema))
+        return MotebaseBatchReader(_LogScan(self.parsed, schema))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return MotebaseStreamReader(_LogScan(self.options, schema))
+        return MotebaseStreamReader(_LogScan(self.parsed, schema))
