@@ -17,6 +17,7 @@ receiver, so sync is regained at the next flag.
 
 from __future__ import annotations
 
+import binascii
 from dataclasses import dataclass, fields
 from enum import IntEnum
 
@@ -40,13 +41,11 @@ class Protocol(IntEnum):
 
 
 def crc16(data: bytes, crc: int = 0) -> int:
-    """CRC-16/XModem: poly 0x1021, init 0, MSB-first, no final XOR."""
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
-        crc &= 0xFFFF
-    return crc
+    """CRC-16/XModem: poly 0x1021, init 0, MSB-first, no final XOR.
+
+    ``binascii.crc_hqx`` is exactly this CRC (CCITT polynomial, caller-chosen start), in
+    C: a frame costs one call instead of eight Python steps per byte."""
+    return binascii.crc_hqx(data, crc)
 
 
 @dataclass(frozen=True)
