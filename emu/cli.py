@@ -6,6 +6,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import numpy as np
@@ -17,6 +18,9 @@ from gateway.cli.console import end_live, make_console
 from gateway.cli.params import Duration, platform_option, sql_error
 from gateway.cli.signals import sigterm_calls
 from gateway.sinks import STDOUT
+
+if TYPE_CHECKING:  # the emulator loads only when a command runs it
+    from emu.topology import FileLayout
 
 
 def _root_position(text: str | None) -> tuple[float, float] | None:
@@ -37,7 +41,7 @@ def _progress(net, started: float, totals: dict[str, int]) -> str:
     return (
         f"virtual {net.now_ms / 1000:9.1f} s | speed {net.now_ms / 1000 / elapsed:8.1f}x real"
         f" | sent {sent} received {received} collided {int(counters['collided'].sum())}"
-        f" | alive {int(net.alive.sum())}/{net.n}"
+        f" | alive {int(net.alive.sum())}/{net.present}"
     )
 
 
@@ -57,6 +61,7 @@ def _summary(net, rows: int) -> Table:
     energy = net.energy()
     counters = net.counters()
     alive = net.alive
+    absent = set(net.absent.tolist())
     parent, depth = net.routing()
     table = Table(title=f"{net.n} nodes after {net.now_ms / 1000:.1f} s virtual")
     columns = ("node", "alive", "parent", "depth", "energy J", "cpu J", "radio J")
@@ -68,7 +73,7 @@ def _summary(net, rows: int) -> Table:
     for i in shown:
         table.add_row(
             str(i),
-            "yes" if alive[i] else "no",
+            "absent" if i in absent else "yes" if alive[i] else "no",
             *_route_cells(int(parent[i]), int(depth[i])),
             f"{energy['total'][i]:.3f}",
             f"{energy['cpu'][i]:.3f}",
@@ -109,6 +114,22 @@ def _inject_queries(console: Console, bridge, sqls: tuple[str, ...], after_ms: f
         for frame in query_frames(sql, qid):
             bridge.write(frame)
             bridge.net.run_for(1000.0)
+
+
+def _describe_layout(console: Console, path: str, layout: FileLayout) -> None:
+    """Say what a positions file became where it is not the file itself: an added
+    basestation, and skipped ids."""
+    x, y = layout.root
+    if not layout.root_listed:
+        console.print(
+            f"{path} has no mote 0: the basestation (node 0, the root of the routing tree) "
+            f"is added at {x:g},{y:g}; --root-position X,Y places it"
+        )
+    if len(layout.absent):
+        console.print(
+            f"{len(layout.absent)} ids up to the file's highest are not in it: absent "
+            "nodes (dead from the start, no links)"
+        )
 
 
 def _check_queries(sqls: tuple[str, ...]) -> None:
@@ -233,12 +254,15 @@ def _run_experiment(
     "--positions",
     type=click.Path(exists=True, dir_okay=False),
     default=None,
-    help="'moteid x y' file (header line first); node 0 is the basestation.",
+    help="'moteid x y' file (header line first). Each mote keeps its id; mote 0 is the "
+    "basestation, added at --root-position when the file has none; ids the file skips are "
+    "absent nodes (dead, no links).",
 )
 @click.option(
     "--root-position",
     default=None,
-    help="X,Y of the basestation with --positions (default: centroid).",
+    help="X,Y of the basestation with --positions when the file has no mote 0 (default: "
+    "the motes' centroid).",
 )
 @click.option(
     "--spacing", type=float, default=10.0, show_default=True, help="Grid spacing, metres."
@@ -383,6 +407,8 @@ def emulate_cmd(
         net = Network(config)
     except (ConfigError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
+    if positions:
+        _describe_layout(console, positions, config.file_layout())
     if out is not None or truth is not None or log is not None:
         if not sqls:
             raise click.UsageError("--out, --truth and --log need at least one --query")

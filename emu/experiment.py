@@ -290,7 +290,7 @@ def run_experiment(
         raise ValueError("an experiment needs at least one query")
     net.run_for(max(0.0, warmup_ms - net.now_ms))
     outcomes = _Runner(net, runs, epochs, sinks, progress).run()
-    return Experiment(net.n, outcomes, net.now_ms / 1000.0)
+    return Experiment(net.present, outcomes, net.now_ms / 1000.0)
 
 
 def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:

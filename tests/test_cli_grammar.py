@@ -24,6 +24,7 @@ from gateway.cli.params import PLATFORMS, Duration, parse_duration
 from gateway.protocol import AmType, parse_tos_packet
 from spark.cli import _renamed, spark_interval
 from spark.run import GatewayProgress
+from spark.topology import read_positions
 
 MOTE = str(Path(sys.executable).with_name("mote"))  # the installed console script
 DURATION_ERROR = "is not a duration: give seconds (90, 1.5) or a number with a unit: " + (
@@ -441,3 +442,27 @@ def test_run_rate_is_over_the_gateway_run() -> None:
     assert progress.rate() == 0.0  # no query yet
     progress.started, progress.stopped = 100.0, 110.0
     assert progress.rate() == pytest.approx(14.3)
+
+
+# --- positions files ------------------------------------------------------------------------
+
+
+def test_emulate_keeps_the_mote_ids_of_a_positions_file(tmp_path: Path) -> None:
+    # The report: ids 5, 12, 40 became 1, 2, 3, and `mote spark --topology` joined nothing.
+    motes = tmp_path / "motes.txt"
+    motes.write_text("moteid x y\n5 0 0\n12 10 0\n40 20 0\n")
+    result = mote("emulate", "--positions", str(motes), "--range", "12", "--lossless",
+                  "--query", "SELECT nodeid, light FROM sensors SAMPLE PERIOD 1s",
+                  "--epochs", "2", "--query-after", "20s", "--out", "-", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {row["node_id"] for row in rows} == {0, 5, 12, 40}
+    assert all(row["values"]["nodeid"] == row["node_id"] for row in rows)
+    # What `mote spark --positions` joins the rows with: the file's own ids.
+    assert {p.node_id for p in read_positions(motes)} == {5, 12, 40}
+    assert (
+        f"{motes} has no mote 0: the basestation (node 0, the root of the routing tree) is "
+        "added at 10,0; --root-position X,Y places it\n"
+        "37 ids up to the file's highest are not in it: absent nodes (dead from the start, "
+        "no links)\n"
+    ) in result.stderr
