@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from gateway.protocol.framing import (
     Deframer,
     Protocol,
+    _escape,
     crc16,
     encode_frame,
     frame_ack,
@@ -46,6 +47,13 @@ def test_crc16_continues_over_chunks() -> None:
     # The start value carries a CRC over split data, as a streaming caller uses it.
     data = bytes(range(256)) * 3
     assert crc16(data[100:], crc16(data[:100])) == crc16(data) == _reference_crc16(data)
+
+
+@given(st.binary(max_size=300))
+def test_escaping_matches_the_bytewise_definition(data: bytes) -> None:
+    # 0x7E and 0x7D become 0x7D, byte ^ 0x20; every other byte is itself.
+    expected = b"".join(bytes((0x7D, b ^ 0x20)) if b in (0x7D, 0x7E) else bytes((b,)) for b in data)
+    assert _escape(data) == expected
 
 
 def test_ack_frame_bytes() -> None:
