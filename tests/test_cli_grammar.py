@@ -5,6 +5,7 @@ that pipes (`encode-query | decode`, no truncation when not a terminal)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from scripted_mote import ScriptedMote, TinyDBRoot, tuple_packet
 from gateway.cli.console import UNBOUNDED_WIDTH, make_console
 from gateway.cli.main import build_cli
 from gateway.cli.params import PLATFORMS, Duration, parse_duration
-from gateway.protocol import AmType, parse_tos_packet
+from gateway.protocol import AmType, parse_query_message, parse_tos_packet
 from spark.cli import _renamed, spark_interval
 from spark.run import GatewayProgress
 from spark.topology import read_positions
@@ -466,3 +467,26 @@ def test_emulate_keeps_the_mote_ids_of_a_positions_file(tmp_path: Path) -> None:
         "37 ids up to the file's highest are not in it: absent nodes (dead from the start, "
         "no links)\n"
     ) in result.stderr
+
+
+def test_query_out_dash_into_a_closed_stdout_stops_the_query_quietly(tmp_path: Path) -> None:
+    root = ScriptedMote(tmp_path, TinyDBRoot())
+    try:
+        feeder = feed_tuples(root, epochs=40)
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # `mote query --out - | head` once head has gone
+        try:
+            result = subprocess.run(
+                [MOTE, "query", SELECT, "--port", str(root.path), "--out", "-",
+                 "--duration", "2s", "--no-table"],
+                stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120, check=False,
+                cwd=tmp_path,
+            )  # fmt: skip
+        finally:
+            os.close(write_end)
+        feeder.join(timeout=10)
+        assert (result.returncode, result.stderr) == (0, "query 1 started\n")
+        sent = [parse_query_message(parse_tos_packet(p)[1]) for p in root.packets(AmType.QUERY)]
+        assert [m["msgType"] for m in sent] == [0, 0, 1, 1, 1, 1, 1]  # 2 parts, then 5 DELs
+    finally:
+        root.close()
