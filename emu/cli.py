@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import numpy as np
@@ -12,8 +14,13 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from gateway.cli.params import parse_duration, sql_error
+from gateway.cli.console import end_live, make_console
+from gateway.cli.params import Duration, platform_option, sql_error
 from gateway.cli.signals import sigterm_calls
+from gateway.sinks import STDOUT
+
+if TYPE_CHECKING:  # the emulator loads only when a command runs it
+    from emu.topology import FileLayout
 
 
 def _root_position(text: str | None) -> tuple[float, float] | None:
@@ -34,7 +41,7 @@ def _progress(net, started: float, totals: dict[str, int]) -> str:
     return (
         f"virtual {net.now_ms / 1000:9.1f} s | speed {net.now_ms / 1000 / elapsed:8.1f}x real"
         f" | sent {sent} received {received} collided {int(counters['collided'].sum())}"
-        f" | alive {int(net.alive.sum())}/{net.n}"
+        f" | alive {int(net.alive.sum())}/{net.present}"
     )
 
 
@@ -54,6 +61,7 @@ def _summary(net, rows: int) -> Table:
     energy = net.energy()
     counters = net.counters()
     alive = net.alive
+    absent = set(net.absent.tolist())
     parent, depth = net.routing()
     table = Table(title=f"{net.n} nodes after {net.now_ms / 1000:.1f} s virtual")
     columns = ("node", "alive", "parent", "depth", "energy J", "cpu J", "radio J")
@@ -65,7 +73,7 @@ def _summary(net, rows: int) -> Table:
     for i in shown:
         table.add_row(
             str(i),
-            "yes" if alive[i] else "no",
+            "absent" if i in absent else "yes" if alive[i] else "no",
             *_route_cells(int(parent[i]), int(depth[i])),
             f"{energy['total'][i]:.3f}",
             f"{energy['cpu'][i]:.3f}",
@@ -106,6 +114,22 @@ def _inject_queries(console: Console, bridge, sqls: tuple[str, ...], after_ms: f
         for frame in query_frames(sql, qid):
             bridge.write(frame)
             bridge.net.run_for(1000.0)
+
+
+def _describe_layout(console: Console, path: str, layout: FileLayout) -> None:
+    """Say what a positions file became where it is not the file itself: an added
+    basestation, and skipped ids."""
+    x, y = layout.root
+    if not layout.root_listed:
+        console.print(
+            f"{path} has no mote 0: the basestation (node 0, the root of the routing tree) "
+            f"is added at {x:g},{y:g}; --root-position X,Y places it"
+        )
+    if len(layout.absent):
+        console.print(
+            f"{len(layout.absent)} ids up to the file's highest are not in it: absent "
+            "nodes (dead from the start, no links)"
+        )
 
 
 def _check_queries(sqls: tuple[str, ...]) -> None:
@@ -171,7 +195,7 @@ def _run_experiment(
         except (TinySQLError, LogLockedError, LogCorruptError) as exc:
             raise click.ClickException(str(exc)) from None
     if truth is not None:
-        write_truth(truth, experiment)
+        write_truth(sys.stdout if truth == STDOUT else truth, experiment)
     for outcome in experiment.outcomes:
         assert outcome.truth is not None
         console.print(
@@ -179,12 +203,19 @@ def _run_experiment(
             f"{len(outcome.truth.rows)} in the truth, complete through epoch "
             f"{outcome.complete_through}: {outcome.query.sql}"
         )
-    written = [str(p) for p in (out, truth, log) if p is not None]
+    written = ["stdout" if p == STDOUT else str(p) for p in (out, truth, log) if p is not None]
     console.print(f"{experiment.virtual_s:.1f} s of virtual time; wrote {', '.join(written)}")
 
 
 @click.command("emulate")
-@click.option("--nodes", type=click.IntRange(1, 65534), default=100, show_default=True)
+@click.option(
+    "--nodes",
+    type=click.IntRange(1, 65534),
+    default=100,
+    show_default=True,
+    help="Network size, the basestation (node 0) included; ignored with --positions and "
+    "intel-lab, whose files give the motes.",
+)
 @click.option(
     "--topology",
     type=click.Choice(["grid", "random", "intel-lab", "intel", "file"]),
@@ -194,8 +225,14 @@ def _run_experiment(
     "(intel-lab, alias intel: node i is mote i, node 0 the basestation at the centroid), "
     "or a --positions file.",
 )
-@click.option("--platform", type=click.Choice(["mica", "mica2", "mica2dot"]), default="mica2")
-@click.option("--seed", type=int, default=1, show_default=True)
+@platform_option("Mote platform: radio (mica: TR1000; mica2, mica2dot: CC1000), timing, energy.")
+@click.option(
+    "--seed",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Seed of every random draw (positions, links, radio, sensors): same seed, same run.",
+)
 @click.option(
     "--sf",
     "sf_port",
@@ -207,19 +244,25 @@ def _run_experiment(
     "--pty", "use_pty", is_flag=True, help="Expose the root's UART as a pty and print its path."
 )
 @click.option(
-    "--duration", default=None, help="Virtual time to run (10m, 30s, 1h); default: until Ctrl-C."
+    "--duration",
+    type=Duration(positive=True),
+    default=None,
+    help="Virtual time to run (10m, 30s, 1h, 90); default: until Ctrl-C.",
 )
 @click.option("--realtime", is_flag=True, help="Pace virtual time to the wall clock.")
 @click.option(
     "--positions",
     type=click.Path(exists=True, dir_okay=False),
     default=None,
-    help="'moteid x y' file (header line first); node 0 is the basestation.",
+    help="'moteid x y' file (header line first). Each mote keeps its id; mote 0 is the "
+    "basestation, added at --root-position when the file has none; ids the file skips are "
+    "absent nodes (dead, no links).",
 )
 @click.option(
     "--root-position",
     default=None,
-    help="X,Y of the basestation with --positions (default: centroid).",
+    help="X,Y of the basestation with --positions when the file has no mote 0 (default: "
+    "the motes' centroid).",
 )
 @click.option(
     "--spacing", type=float, default=10.0, show_default=True, help="Grid spacing, metres."
@@ -262,6 +305,7 @@ def _run_experiment(
 )
 @click.option(
     "--query-after",
+    type=Duration(),
     default="30s",
     show_default=True,
     help="Virtual time run before the first query, so the routing tree forms first.",
@@ -280,15 +324,17 @@ def _run_experiment(
 )
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
     default=None,
-    help="Results as `mote query --out` writes them (.jsonl or .csv).",
+    help="Results as `mote query --out` writes them (.jsonl or .csv; - for JSON lines on "
+    "stdout, everything else then on stderr).",
 )
 @click.option(
     "--truth",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
     default=None,
-    help="Ground truth JSONL: the rows a perfect network would deliver (for `mote accuracy`).",
+    help="Ground truth JSONL: the rows a perfect network would deliver (for `mote accuracy`; "
+    "- for stdout).",
 )
 @click.option(
     "--log",
@@ -296,7 +342,13 @@ def _run_experiment(
     default=None,
     help="Durable result log directory, as `mote query --log` writes it.",
 )
-@click.option("--summary-rows", type=int, default=20, show_default=True)
+@click.option(
+    "--summary-rows",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Nodes listed in the summary table at the end (the totals row is always there).",
+)
 def emulate_cmd(
     nodes: int,
     topology: str,
@@ -304,7 +356,7 @@ def emulate_cmd(
     seed: int,
     sf_port: int | None,
     use_pty: bool,
-    duration: str | None,
+    duration: float | None,
     realtime: bool,
     positions: str | None,
     root_position: str | None,
@@ -315,7 +367,7 @@ def emulate_cmd(
     lossless: bool,
     battery_j: float,
     sqls: tuple[str, ...],
-    query_after: str,
+    query_after: float,
     epochs: int,
     stop_after: tuple[str, ...],
     out: Path | None,
@@ -331,8 +383,11 @@ def emulate_cmd(
     from emu.bridge import SerialBridge
     from emu.network import ConfigError, Network, NetworkConfig
 
-    console = Console()
-    until_ms = parse_duration(duration) * 1000.0 if duration else None
+    if out == STDOUT and truth == STDOUT:
+        raise click.UsageError("--out - and --truth - would mix on stdout: give one a file")
+    # With rows on stdout, what the command says goes to stderr.
+    console = make_console(stderr=STDOUT in (out, truth))
+    until_ms = duration * 1000.0 if duration is not None else None
     _check_queries(sqls)
     try:
         config = NetworkConfig(
@@ -352,6 +407,8 @@ def emulate_cmd(
         net = Network(config)
     except (ConfigError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
+    if positions:
+        _describe_layout(console, positions, config.file_layout())
     if out is not None or truth is not None or log is not None:
         if not sqls:
             raise click.UsageError("--out, --truth and --log need at least one --query")
@@ -365,7 +422,7 @@ def emulate_cmd(
             sqls,
             stop_after,
             epochs,
-            parse_duration(query_after) * 1000.0,
+            query_after * 1000.0,
             out,
             truth,
             log,
@@ -393,12 +450,13 @@ def emulate_cmd(
             # A pipe holds it back otherwise, and whoever waits for the path waits for ever.
             console.file.flush()
             if sqls:
-                _inject_queries(console, bridge, sqls, parse_duration(query_after) * 1000.0)
+                _inject_queries(console, bridge, sqls, query_after * 1000.0)
             bridge.start()
             with Live(console=console, refresh_per_second=4, transient=False) as live:
                 while not bridge.finished.wait(0.25) and not terminated.is_set():
                     live.update(_progress(net, started, totals))
                 live.update(_progress(net, started, totals))
+            end_live(console)
     except KeyboardInterrupt:
         pass
     finally:

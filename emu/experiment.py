@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -290,7 +290,7 @@ def run_experiment(
         raise ValueError("an experiment needs at least one query")
     net.run_for(max(0.0, warmup_ms - net.now_ms))
     outcomes = _Runner(net, runs, epochs, sinks, progress).run()
-    return Experiment(net.n, outcomes, net.now_ms / 1000.0)
+    return Experiment(net.present, outcomes, net.now_ms / 1000.0)
 
 
 def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:
@@ -329,7 +329,7 @@ def truth_records(experiment: Experiment) -> list[dict[str, Any]]:
         assert outcome.truth is not None
         records.append(truth_header(outcome, experiment.nodes))
         for row in outcome.truth.rows:
-            for record in jsonl_records(row):
+            for record in jsonl_records(row, outcome.query.plan):
                 if isinstance(row, Reading):
                     record["depth"] = outcome.depth.get((row.node_id, row.epoch))
                 records.append(record)
@@ -338,11 +338,25 @@ def truth_records(experiment: Experiment) -> list[dict[str, Any]]:
 
 def result_records(experiment: Experiment) -> list[dict[str, Any]]:
     """The rows every query delivered, as ``mote query --out`` writes them."""
-    return [record for o in experiment.outcomes for row in o.rows for record in jsonl_records(row)]
+    return [
+        record
+        for o in experiment.outcomes
+        for row in o.rows
+        for record in jsonl_records(row, o.query.plan)
+    ]
 
 
-def write_truth(path: Path, experiment: Experiment) -> None:
-    """The truth as JSON lines (:func:`truth_records`), for ``mote accuracy``."""
-    with path.open("w", encoding="utf-8") as out:
-        for record in truth_records(experiment):
-            out.write(json.dumps(record, sort_keys=True) + "\n")
+def write_truth(target: Path | IO[str], experiment: Experiment) -> None:
+    """The truth as JSON lines (:func:`truth_records`), for ``mote accuracy``, into a file
+    or onto a stream (stdout for ``--truth -``, which stays open)."""
+    if not isinstance(target, Path):
+        _write_records(target, truth_records(experiment))
+        target.flush()
+        return
+    with target.open("w", encoding="utf-8") as out:
+        _write_records(out, truth_records(experiment))
+
+
+def _write_records(out: IO[str], records: list[dict[str, Any]]) -> None:
+    for record in records:
+        out.write(json.dumps(record, sort_keys=True) + "\n")

@@ -110,13 +110,27 @@ class NetworkConfig:
             return topology.grid_positions(self.nodes, self.spacing)
         if self.topology == "random":
             return topology.random_positions(self.nodes, self.spacing, self.seed)
+        return self.file_layout().positions
+
+    def file_layout(self) -> topology.FileLayout:
+        """The layout of a positions file (``file``) or of the Intel lab (``intel-lab``):
+        every mote at the node of its id, absent nodes for the ids the file skips."""
         if self.topology in ("intel-lab", "intel"):
-            return topology.intel_lab_positions(self.root_position)
-        if self.topology == "file":
+            path: str | Path = topology.INTEL_LAB
+        elif self.topology == "file":
             if self.positions_file is None:
                 raise ConfigError("topology 'file' needs positions_file")
-            return topology.file_positions(self.positions_file, self.root_position)
-        raise ConfigError(f"unknown topology {self.topology!r}; choose one of {TOPOLOGIES}")
+            path = self.positions_file
+        else:
+            raise ConfigError(f"unknown topology {self.topology!r}; choose one of {TOPOLOGIES}")
+        return topology.file_layout(path, self.root_position, node_index)
+
+    def absent_nodes(self) -> np.ndarray:
+        """Node indices no mote has (ids a positions file skips); none for a generated
+        layout."""
+        if self.topology in ("grid", "random"):
+            return np.empty(0, dtype=np.int64)
+        return self.file_layout().absent
 
     def node_count(self) -> int:
         fixed = ("file", "intel-lab", "intel")
@@ -200,6 +214,8 @@ class Network:
         self.config = config
         self.positions = config.positions()
         self.n = len(self.positions)
+        #: Nodes no mote has (a positions file's skipped ids): dead from boot, no links.
+        self.absent = config.absent_nodes()
         self.links = config.links(self.positions)
         self._lock = threading.RLock()
         self._keepalive: list[object] = []
@@ -209,6 +225,13 @@ class Network:
         self._install_sensors()
         lib.emu_net_set_link_decay(self._net, config.link_decay_per_hour)
         lib.emu_net_boot(self._net)
+        for node in self.absent:
+            self.kill(int(node))
+
+    @property
+    def present(self) -> int:
+        """How many nodes the network has, absent ones not counted."""
+        return self.n - len(self.absent)
 
     def _create(self) -> Any:
         c = self.config

@@ -18,7 +18,9 @@ the C medium walks per packet.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from emu import propagation, reception
 
 LINK_MODELS = ("disc", "logistic")  # by distance alone; "sinr" is by power
 _BLOCK = 256  # nodes per sweep block
+EMU_MAX_NODES = 65534  # emu/csrc/moteid.h: what node_index returns for an id no node has
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,8 @@ INTEL_LAB = Path(__file__).resolve().parent / "data" / "intel-lab-mote-locs.txt"
 
 
 def read_motes(path: str | Path) -> list[tuple[int, float, float]]:
-    """The ``(moteid, x, y)`` records of a ``moteid x y`` file (one header line), by id."""
+    """The ``(moteid, x, y)`` records of a ``moteid x y`` file (one header line), by id;
+    ValueError for a line that is not one, or an id listed twice."""
     lines = Path(path).read_text().splitlines()
     records = []
     for lineno, line in enumerate(lines[1:], start=2):
@@ -83,32 +87,80 @@ def read_motes(path: str | Path) -> list[tuple[int, float, float]]:
         records.append((int(parts[0]), float(parts[1]), float(parts[2])))
     if not records:
         raise ValueError(f"{path}: no motes")
-    return sorted(records)
+    records.sort()
+    ids = [mote for mote, _, _ in records]
+    twice = [a for a, b in itertools.pairwise(ids) if a == b]
+    if twice:
+        raise ValueError(f"{path}: mote id {twice[0]} is listed twice")
+    return records
 
 
-def file_positions(path: str | Path, root_position: tuple[float, float] | None) -> np.ndarray:
-    """A ``moteid x y`` file (one header line, e.g. the Intel lab layout).
+#: Where nodes no mote of a positions file has are put: this far from everything and
+#: from each other, beyond any radio's reach, so that no link is even computed for them.
+ABSENT_SPACING_M = 1.0e7
 
-    Motes are numbered 1..M in increasing id order; node 0 is the basestation, added at
-    ``root_position`` (default: the centroid of the motes).
-    """
+
+@dataclass(frozen=True)
+class FileLayout:
+    """A positions file's network: node ``i`` is the node of mote id ``mote_id(i)``."""
+
+    positions: np.ndarray  # float64, one row per node index 0..max
+    #: Node indices no mote of the file has (ids skipped): kept dead and off the air.
+    absent: np.ndarray
+    #: Whether the file placed mote 0, the basestation; if not it is at ``root``.
+    root_listed: bool
+    root: tuple[float, float]
+
+
+def file_layout(
+    path: str | Path,
+    root_position: tuple[float, float] | None,
+    node_index: Callable[[int], int],
+) -> FileLayout:
+    """A ``moteid x y`` file (one header line, e.g. the Intel lab layout), every mote at
+    the node of its own id (``node_index``: emu/csrc/moteid.h), so that results carry the
+    file's ids. Mote 0 is the basestation: from the file when it lists it, else added at
+    ``root_position`` (default: the centroid of the motes). Ids the file skips become
+    absent nodes. ValueError for a duplicate id, an id no mote may have (126, the UART
+    address; 65535, broadcast), or mote 0 both listed and given ``root_position``."""
     records = read_motes(path)
-    motes = np.array([(x, y) for _, x, y in records], dtype=np.float64)
-    root = np.array(root_position if root_position is not None else motes.mean(axis=0))
-    return np.vstack([root[None, :], motes])
+    indices = [_mote_index(path, mote, node_index) for mote, _, _ in records]
+    positions = np.zeros((max(indices) + 1, 2), dtype=np.float64)
+    placed = np.zeros(len(positions), dtype=bool)
+    for index, (_, x, y) in zip(indices, records, strict=True):
+        positions[index] = (x, y)
+        placed[index] = True
+    root_listed = bool(placed[0])
+    if root_listed and root_position is not None:
+        raise ValueError(f"{path} places mote 0, the basestation: drop it or the root position")
+    if not root_listed:
+        motes = positions[placed]
+        positions[0] = root_position if root_position is not None else motes.mean(axis=0)
+        placed[0] = True
+    absent = np.flatnonzero(~placed)
+    far = ABSENT_SPACING_M * np.arange(1, len(absent) + 1, dtype=np.float64)
+    positions[absent] = np.stack([-far, -far], axis=1)
+    root = (float(positions[0, 0]), float(positions[0, 1]))
+    return FileLayout(positions, absent, root_listed, root)
 
 
-def intel_lab_positions(root_position: tuple[float, float] | None) -> np.ndarray:
-    """The Intel lab layout with node ``i`` at mote ``i``'s place (node 0: basestation).
+def _mote_index(path: str | Path, mote: int, node_index: Callable[[int], int]) -> int:
+    index = node_index(mote) if 0 <= mote <= 0xFFFF else -1
+    if not 0 <= index < EMU_MAX_NODES:
+        raise ValueError(
+            f"{path}: mote id {mote} cannot be a mote (126 is TinyOS's UART address, "
+            "65535 broadcast; ids are 0..65534)"
+        )
+    return index
 
-    :func:`file_positions` numbers motes by rank; the packaged file lists ids 1..54 with
-    no gap, so rank and id agree: checked here, so that a changed file cannot silently
-    renumber the motes (node indices are mote ids below 126, emu/csrc/moteid.h).
-    """
-    ids = [mote for mote, _, _ in read_motes(INTEL_LAB)]
-    if ids != list(range(1, len(ids) + 1)):
-        raise ValueError(f"{INTEL_LAB}: mote ids are not 1..{len(ids)}; node i would not be mote i")
-    return file_positions(INTEL_LAB, root_position)
+
+def file_positions(
+    path: str | Path,
+    root_position: tuple[float, float] | None,
+    node_index: Callable[[int], int],
+) -> np.ndarray:
+    """The node positions of :func:`file_layout`."""
+    return file_layout(path, root_position, node_index).positions
 
 
 def link_probability(dist: np.ndarray, model: str, radio_range: float) -> np.ndarray:

@@ -80,6 +80,10 @@ class ResultPlan(Protocol):
     @property
     def output_columns(self) -> Sequence[str]: ...
 
+    def column_references(self) -> Mapping[str, str]:
+        """Output columns that only name a row value, with the key they name."""
+        ...
+
     @property
     def wide_states(self) -> bool:
         """Aggregate states in motebase's wide layout rather than TinyDB's."""

@@ -3,14 +3,15 @@
 Every sink gets ``start`` once with the query, then ``write`` with each batch of rows a
 session poll produced, then ``close``. The record shapes written to the result log are
 the contract with the Spark reader (spark/): a ``query`` record first, then ``reading``
-and ``aggregate`` records; JSON lines use the same shapes plus the projected ``columns``.
+and ``aggregate`` records; JSON lines use the same shapes, plus in ``columns`` the output
+columns the record does not already carry (computed or renamed ones).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections import deque
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -20,7 +21,15 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from gateway.assembly import AggregateRow, AssemblyStats, Reading, RegisteredQuery, Row
+from gateway.assembly import (
+    AggregateRow,
+    AssemblyStats,
+    Reading,
+    RegisteredQuery,
+    ResultPlan,
+    Row,
+)
+from gateway.cli.console import end_live
 from gateway.resultlog import ResultLog
 
 Record = dict[str, Any]
@@ -109,40 +118,78 @@ class ResultLogSink:
         self._log.close()
 
 
-def jsonl_records(row: Row) -> list[Record]:
-    """The JSON lines of one row: its log records with the projected output columns."""
+def jsonl_records(row: Row, plan: ResultPlan) -> list[Record]:
+    """The JSON lines of one row of a query with ``plan``: its log records, each value
+    once, with ``columns`` when the select list computes something (see
+    :func:`computed_columns`)."""
     records = row_records(row)
-    for record in records:
-        record["columns"] = {k: _jsonable(v) for k, v in row.columns.items()}
+    computed = computed_columns(row, plan)
+    if computed:
+        for record in records:
+            record["columns"] = computed
     return records
 
 
-class JsonLinesSink:
-    """One JSON object per log record, with the projected output columns added."""
+def computed_columns(row: Row, plan: ResultPlan) -> Record:
+    """The output columns that are not a plain reference to a value the records already
+    carry: select-list arithmetic (``light * 2``, ``temp/10`` of GROUP BY temp/10). A
+    plain attribute is in a reading's ``values``; an aggregate in its record's
+    ``value``; the GROUP BY key in ``group``."""
+    if isinstance(row, Reading):
+        carried = set(row.values)
+    else:
+        carried = {agg.column for agg in row.aggregates}
+        if plan.group_by is not None:
+            carried.add(plan.group_by)
+    references = plan.column_references()
+    return {
+        name: _jsonable(value)
+        for name, value in row.columns.items()
+        if references.get(name) not in carried
+    }
 
-    def __init__(self, path: Path) -> None:
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+
+class JsonLinesSink:
+    """One JSON object per log record (:func:`jsonl_records`), to a file or a stream."""
+
+    def __init__(self, target: Path | IO[str]) -> None:
+        # A stream (stdout for --out -) is the caller's: flushed, never closed.
+        self._owned = isinstance(target, Path)
+        self._file: IO[str] = (
+            target.open("a", encoding="utf-8") if isinstance(target, Path) else target
+        )
+        self._plans: dict[int, ResultPlan] = {}  # by query id: one sink may serve several
 
     def start(self, query: RegisteredQuery) -> None:
-        pass
+        self._plans[query.query_id] = query.plan
 
     def write(self, rows: Sequence[Row]) -> None:
         for row in rows:
-            for record in jsonl_records(row):
+            for record in jsonl_records(row, self._plans[row.query_id]):
                 self._file.write(json.dumps(record, sort_keys=True) + "\n")
         self._file.flush()
 
     def close(self) -> None:
-        self._file.close()
+        if self._owned:
+            self._file.close()
+        else:
+            self._file.flush()
+
+
+#: ``--out -``: the rows go to stdout as JSON lines.
+STDOUT = Path("-")
 
 
 def file_sinks(out: Path | None, log: Path | None) -> list[Sink]:
-    """Sinks for ``--out`` (a .jsonl or .csv file) and ``--log`` (a result log directory),
-    as every command that writes rows takes them. ValueError for another suffix."""
+    """Sinks for ``--out`` (a .jsonl or .csv file, or ``-``: JSON lines on stdout) and
+    ``--log`` (a result log directory), as every command that writes rows takes them.
+    ValueError for another suffix."""
     sinks: list[Sink] = []
     if log is not None:
         sinks.append(ResultLogSink(ResultLog(log)))
-    if out is not None:
+    if out == STDOUT:
+        sinks.append(JsonLinesSink(sys.stdout))
+    elif out is not None:
         if out.suffix == ".csv":
             sinks.append(CsvSink(out))
         elif out.suffix in (".jsonl", ".json", ".ndjson"):
@@ -192,8 +239,9 @@ class LiveTableSink:
         max_rows: int = 20,
         stats: Callable[[], AssemblyStats] | None = None,
     ) -> None:
-        self._console = console or Console()
-        self._rows: deque[Row] = deque(maxlen=max_rows)
+        self._console = console or Console()  # the CLI passes gateway.cli.console's
+        self._max_rows = max_rows
+        self._rows: list[Row] = []
         self._stats = stats
         self._columns: list[str] = []
         self._title = ""
@@ -208,7 +256,9 @@ class LiveTableSink:
         self._live.start()
 
     def write(self, rows: Sequence[Row]) -> None:
-        self._rows.extend(rows)
+        # The newest rows by (epoch, node or group), not by arrival: a late row or a batch
+        # mixing epochs still reads top to bottom in order.
+        self._rows = sorted([*self._rows, *rows], key=_table_order)[-self._max_rows :]
         if self._live is not None:
             self._live.update(self._render(), refresh=True)
 
@@ -216,6 +266,7 @@ class LiveTableSink:
         if self._live is not None:
             self._live.update(self._render(), refresh=True)
             self._live.stop()
+            end_live(self._console)
             self._live = None
 
     def _render(self) -> Group:
@@ -240,6 +291,10 @@ class LiveTableSink:
                 )
             )
         return Group(*parts)
+
+
+def _table_order(row: Row) -> tuple[int, int]:
+    return (row.epoch, row.group if isinstance(row, AggregateRow) else row.node_id)
 
 
 def _cell(value: Any) -> str:

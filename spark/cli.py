@@ -11,12 +11,14 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 from rich.console import Console
 from rich.table import Table
 
+from gateway.cli.console import make_console
+from gateway.cli.params import Duration
 from gateway.cli.signals import sigterm_calls
 from gateway.resultlog import LogCorruptError
 from spark.errors import spark_boundary
@@ -24,6 +26,8 @@ from spark.errors import spark_boundary
 if TYPE_CHECKING:
     from spark.pipeline import BatchProgress
     from spark.summary import TableSummary
+
+_T = TypeVar("_T")
 
 #: How long `mote spark` waits for the gateway's first query record (the readings schema).
 QUERY_RECORD_WAIT_S = 60.0
@@ -37,6 +41,22 @@ def _parse_nodes(text: str | None) -> tuple[int | None, int | None]:
     except ValueError:
         raise click.BadParameter("expected two node ids: LEFT,RIGHT") from None
     return left, right
+
+
+def spark_interval(seconds: float) -> str:
+    """A duration as a Spark interval string (window and watermark lengths): whole
+    seconds when it is, else milliseconds, the finest unit Spark's event-time windows
+    take."""
+    if seconds == int(seconds):
+        return f"{int(seconds)} seconds"
+    return f"{round(seconds * 1000)} milliseconds"
+
+
+def _renamed(name: str, value: _T | None, old_name: str, old: _T | None) -> _T | None:
+    """The value of an option given under its name or its old one (a hidden alias)."""
+    if value is not None and old is not None and value != old:
+        raise click.UsageError(f"{name} and {old_name} (its old name) disagree")
+    return value if value is not None else old
 
 
 @click.command("spark")
@@ -62,22 +82,65 @@ def _parse_nodes(text: str | None) -> tuple[int | None, int | None]:
     help="Spark master URL. For a cluster (spark://host:7077, yarn, k8s://...) the log and "
     "OUT must be on a filesystem every executor sees, with motebase installed there.",
 )
-@click.option("--until-idle", type=float, help="Stop once the log has not grown for S seconds.")
-@click.option("--duration", type=float, help="Stop after S seconds.")
+@click.option(
+    "--until-idle",
+    type=Duration(positive=True),
+    help="Stop once the log has not grown for this long (10s, 2m, 90).",
+)
+@click.option(
+    "--duration", type=Duration(positive=True), help="Stop after this long (30s, 2m, 1h, 90)."
+)
+@click.option(
+    "--positions",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Node positions file, as `mote emulate --positions` reads it (moteid x y, the "
+    "Intel-lab mote-locs format) or CSV node_id,x,y.",
+)
 @click.option(
     "--topology",
+    "positions_alias",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="Node positions: Intel-lab mote-locs format or CSV node_id,x,y.",
+    hidden=True,  # the old name of --positions, kept for scripts
 )
-@click.option("--query-id", type=int, help="Only this query's results.")
-@click.option("--window", default="1 minute", show_default=True, help="Averaging window.")
-@click.option("--watermark", default="30 seconds", show_default=True, help="Event-time lateness.")
+@click.option("--qid", type=click.IntRange(0, 254), help="Only this query's results.")
+@click.option(
+    "--query-id",
+    "qid_alias",
+    type=click.IntRange(0, 254),
+    hidden=True,  # the old name of --qid, kept for scripts
+)
+@click.option(
+    "--window",
+    type=Duration(positive=True),
+    default="1m",
+    show_default=True,
+    help="Averaging window (event time).",
+)
+@click.option(
+    "--watermark",
+    type=Duration(),
+    default="30s",
+    show_default=True,
+    help="Event-time lateness allowed before a window is written.",
+)
 @click.option("--join/--no-join", default=True, show_default=True, help="Run the window join.")
 @click.option("--join-attribute", help="Attribute to join [default: first sensor attribute].")
 @click.option("--join-right-attribute", help="Second attribute [default: the same].")
 @click.option("--join-nodes", help="LEFT,RIGHT node ids [default: every pair of nodes].")
-@click.option("--join-within", type=float, default=1.0, show_default=True, help="w, seconds.")
-@click.option("--trigger", type=float, default=1.0, show_default=True, help="Batch interval, s.")
+@click.option(
+    "--join-within",
+    type=Duration(),
+    default="1s",
+    show_default=True,
+    help="w: join readings at most this far apart in event time (1s, 500ms).",
+)
+@click.option(
+    "--trigger",
+    type=Duration(positive=True),
+    default="1s",
+    show_default=True,
+    help="Micro-batch interval (1s, 500ms).",
+)
 @spark_boundary("spark")
 def spark_cmd(
     log_dir: Path,
@@ -85,10 +148,12 @@ def spark_cmd(
     master: str,
     until_idle: float | None,
     duration: float | None,
-    topology: Path | None,
-    query_id: int | None,
-    window: str,
-    watermark: str,
+    positions: Path | None,
+    positions_alias: Path | None,
+    qid: int | None,
+    qid_alias: int | None,
+    window: float,
+    watermark: float,
     join: bool,
     join_attribute: str | None,
     join_right_attribute: str | None,
@@ -114,7 +179,9 @@ def spark_cmd(
     from spark.session import build_session
     from spark.summary import summarize
 
-    console = Console()
+    console = make_console()
+    query_id = _renamed("--qid", qid, "--query-id", qid_alias)
+    topology = _renamed("--positions", positions, "--topology", positions_alias)
     left_node, right_node = _parse_nodes(join_nodes)
     try:
         if not has_query_record(log_dir):
@@ -144,8 +211,8 @@ def spark_cmd(
         log_dir=log_dir,
         out_dir=out_dir,
         topology=topology,
-        window=window,
-        watermark=watermark,
+        window=spark_interval(window),
+        watermark=spark_interval(watermark),
         join=join_spec,
         trigger_s=trigger,
         query_id=query_id,

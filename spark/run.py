@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
+from gateway.cli.console import make_console
+from gateway.cli.params import Duration, platform_option
 from spark.errors import spark_boundary
 
 if TYPE_CHECKING:
@@ -46,10 +48,22 @@ class GatewayProgress:
     last_epoch: int = 0
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    #: time.monotonic() when the query started and when the gateway stopped: the span
+    #: the rows were delivered in, the rate's time base.
+    started: float | None = None
+    stopped: float | None = None
 
     # A RowSink: counts what goes into the log.
     def start(self, query: RegisteredQuery) -> None:
         self.query_id = query.query_id
+        self.started = time.monotonic()
+
+    def rate(self) -> float:
+        """Rows per second of the query's run so far (0 before its start)."""
+        if self.started is None:
+            return 0.0
+        end = self.stopped if self.stopped is not None else time.monotonic()
+        return self.rows / (end - self.started) if end > self.started else 0.0
 
     def write(self, rows: Sequence[Row]) -> None:
         self.rows += len(rows)
@@ -92,17 +106,19 @@ def _run_gateway(
     except BaseException as exc:  # reported by the main thread, which owns the console
         progress.error = exc
     finally:
+        progress.stopped = time.monotonic()
         progress.done.set()
 
 
 def _status_line(bridge: SerialBridge, gateway: GatewayProgress, started: float) -> str:
+    # The rate is over the gateway's own run, not since Spark streams: the query may
+    # have run (and even ended) before the streams started.
     elapsed = time.monotonic() - started
     virtual_s = bridge.net.now_ms / 1000.0
-    rate = gateway.rows / elapsed if elapsed > 0 else 0.0
     return (
         f"[dim]{elapsed:6.0f}s[/] network t={virtual_s:7.1f}s  "
         f"gateway query {gateway.query_id} epoch {gateway.last_epoch}: "
-        f"{gateway.rows} rows ({rate:.1f}/s)"
+        f"{gateway.rows} rows ({gateway.rate():.1f}/s)"
     )
 
 
@@ -115,17 +131,28 @@ def _show_batch(console: Console, batch: BatchProgress) -> None:
 
 
 @click.command("run")
-@click.option("--nodes", type=click.IntRange(2, 10_000), default=25, show_default=True)
 @click.option(
-    "--topology", type=click.Choice(["grid", "random"]), default="grid", show_default=True
-)
-@click.option(
-    "--platform",
-    type=click.Choice(["mica2", "mica", "mica2dot"]),
-    default="mica2",
+    "--nodes",
+    type=click.IntRange(2, 10_000),
+    default=25,
     show_default=True,
+    help="Network size, the basestation (node 0) included.",
 )
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option(
+    "--topology",
+    type=click.Choice(["grid", "random"]),
+    default="grid",
+    show_default=True,
+    help="Node layout of the emulated network (see `mote emulate --help`).",
+)
+@platform_option("Mote platform of the emulated network.")
+@click.option(
+    "--seed",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Seed of the emulated network's random draws: same seed, same network.",
+)
 @click.option(
     "--link-model",
     type=click.Choice(["logistic", "sinr", "disc"]),
@@ -135,7 +162,11 @@ def _show_batch(console: Console, batch: BatchProgress) -> None:
 )
 @click.option("--query", "sql", default=DEFAULT_QUERY, show_default=True, help="TinySQL.")
 @click.option(
-    "--duration", type=float, default=60.0, show_default=True, help="Seconds the query runs."
+    "--duration",
+    type=Duration(positive=True),
+    default="60s",
+    show_default=True,
+    help="How long the query runs (30s, 2m, 1h, 90).",
 )
 @click.option(
     "--out",
@@ -180,7 +211,7 @@ def run_cmd(
         compile_query(sql)
     except TinySQLError as exc:
         raise sql_error(sql, exc) from None
-    console = Console()
+    console = make_console()
     log_dir, parquet_dir = out / "log", out / "parquet"
     log_dir.mkdir(parents=True, exist_ok=True)
 

@@ -85,7 +85,11 @@ def test_group_by_nodeid_over_25_nodes_is_exact() -> None:
 def line_of(tmp_path: Path, nodes: int) -> NetworkConfig:
     """Motes 10 m apart in a line, each hearing only its two neighbours."""
     positions = tmp_path / "line.txt"
-    positions.write_text("moteid x y\n" + "".join(f"{i} {10 * i} 0\n" for i in range(1, nodes)))
+    # Mote ids 1, 2, ... without 126 (TinyOS's UART address), each 10 m past the last.
+    motes = [m for m in range(1, nodes + 1) if m != 126][: nodes - 1]
+    positions.write_text(
+        "moteid x y\n" + "".join(f"{m} {10 * (i + 1)} 0\n" for i, m in enumerate(motes))
+    )
     return NetworkConfig(
         topology="file",
         positions_file=positions,

@@ -3,6 +3,7 @@ faults, determinism. (The medium itself is unit-tested in C: emu/csrc/tests.)"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from emu.network import (
     NetworkConfig,
     airtime_us,
     attr_id,
+    node_index,
 )
 from emu.queries import query_frames
 from emu.sources import Constant, Trace
@@ -65,12 +67,72 @@ def test_link_table_csv(tmp_path: Path) -> None:
 
 
 def test_positions_file_adds_the_basestation_as_node_0() -> None:
-    pos = topology.file_positions(INTEL_LAB, None)
+    pos = topology.file_positions(INTEL_LAB, None, node_index)
     assert len(pos) == 55
     assert pos[1].tolist() == [21.5, 23.0]  # mote 1
     assert np.allclose(pos[0], pos[1:].mean(axis=0))
     net = Network(NetworkConfig(topology="file", positions_file=INTEL_LAB, radio_range=8.0))
-    assert net.n == 55
+    assert (net.n, net.present, net.absent.tolist()) == (55, 55, [])
+
+
+def positions_file(tmp_path: Path, lines: str) -> Path:
+    path = tmp_path / "motes.txt"
+    path.write_text("moteid x y\n" + lines)
+    return path
+
+
+def test_a_positions_file_keeps_its_mote_ids(tmp_path: Path) -> None:
+    # The report: ids 5, 12, 40 became 1, 2, 3, and a join by position found nothing.
+    path = positions_file(tmp_path, "40 20 0\n5 0 0\n12 10 0\n")
+    config = NetworkConfig(topology="file", positions_file=path, radio_range=12.0, lossless=True)
+    layout = config.file_layout()
+    assert (layout.root_listed, layout.root) == (False, (10.0, 0.0))  # the motes' centroid
+    with Network(config) as net:
+        assert (net.n, net.present) == (41, 4)
+        assert net.absent.tolist() == [i for i in range(1, 40) if i not in (5, 12)]
+        for mote, x in ((5, 0.0), (12, 10.0), (40, 20.0)):
+            assert net.positions[net.node_index(mote)].tolist() == [x, 0.0]
+        assert set(net.links.dst.tolist()) == {0, 5, 12, 40}  # no link to an absent node
+        net.run_for(30_000)
+        assert net.alive.tolist() == [i in (0, 5, 12, 40) for i in range(41)]
+        assert int(net.counters()["sent"][net.absent].sum()) == 0
+        parent, depth = net.routing()
+        assert [(int(parent[i]), int(depth[i])) for i in (5, 12, 40)] == [(0, 1)] * 3
+
+
+def test_a_positions_file_may_place_the_basestation(tmp_path: Path) -> None:
+    path = positions_file(tmp_path, "0 3 4\n1 5 4\n")
+    config = NetworkConfig(topology="file", positions_file=path)
+    layout = config.file_layout()
+    assert (layout.root_listed, layout.root, layout.absent.tolist()) == (True, (3.0, 4.0), [])
+    both = NetworkConfig(topology="file", positions_file=path, root_position=(1.0, 1.0))
+    with pytest.raises(ValueError, match="places mote 0, the basestation: drop it or the root"):
+        both.file_layout()
+
+
+def test_a_positions_file_past_126_skips_the_uart_address(tmp_path: Path) -> None:
+    path = positions_file(tmp_path, "125 0 0\n127 10 0\n")
+    with Network(NetworkConfig(topology="file", positions_file=path)) as net:
+        assert net.n == 127  # nodes 0..126; node 126 is mote 127
+        assert net.node_index(127) == 126
+        assert net.positions[126].tolist() == [10.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("lines", "error"),
+    [
+        ("126 0 0\n", "mote id 126 cannot be a mote (126 is TinyOS's UART address"),
+        ("65535 0 0\n", "mote id 65535 cannot be a mote"),
+        ("-1 0 0\n", "mote id -1 cannot be a mote"),
+        ("3 0 0\n3 1 1\n", "mote id 3 is listed twice"),
+    ],
+)
+def test_a_positions_file_with_an_impossible_id_is_refused(
+    tmp_path: Path, lines: str, error: str
+) -> None:
+    path = positions_file(tmp_path, lines)
+    with pytest.raises(ValueError, match=re.escape(error)):
+        NetworkConfig(topology="file", positions_file=path).positions()
 
 
 def test_trace_from_csv_and_bad_sources(tmp_path: Path) -> None:

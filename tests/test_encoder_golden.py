@@ -179,7 +179,9 @@ def _cli() -> click.Group:
 
 def test_encode_query_command_prints_one_hex_line_per_message() -> None:
     sql = "select light where light < 400 output action SetSnd(512)"
-    result = CliRunner().invoke(_cli(), ["encode-query", sql, "--qid", "1", "--no-optimize"])
+    result = CliRunner().invoke(
+        _cli(), ["encode-query", sql, "--qid", "1", "--no-optimize", "--message-only"]
+    )
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == [m.hex() for m in GOLDEN[sql]]
 
@@ -191,3 +193,14 @@ def test_encode_query_command_reports_the_error_position() -> None:
     assert result.exit_code == 1
     assert "line 1, column 30: OR is not supported" in result.output
     assert "\n" + " " * 31 + "^" in result.output
+
+
+def test_encode_query_command_prints_the_packets_the_gateway_sends() -> None:
+    # Without --message-only: each message behind the TOS header the gateway gives it
+    # (broadcast, AM 101, the group, length 40), so that `mote decode` reads it.
+    sql = "select light where light < 400 output action SetSnd(512)"
+    for args, group in (([], 0x7D), (["--group", "0x22"], 0x22), (["--group", "9"], 9)):
+        result = CliRunner().invoke(_cli(), ["encode-query", sql, "--no-optimize", *args])
+        assert result.exit_code == 0, result.output
+        expected = [(b"\xff\xff\x65" + bytes([group, 40]) + m).hex() for m in GOLDEN[sql]]
+        assert result.output.splitlines() == expected

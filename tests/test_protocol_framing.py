@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import binascii
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.protocol.framing import (
     Deframer,
     Protocol,
+    _escape,
     crc16,
     encode_frame,
     frame_ack,
@@ -20,17 +19,41 @@ from gateway.protocol.framing import (
 
 
 def _crc_le(data: bytes) -> bytes:
-    # binascii.crc_hqx is CRC-CCITT poly 0x1021 with a caller-chosen start: start 0 is XModem.
-    return binascii.crc_hqx(data, 0).to_bytes(2, "little")
+    return _reference_crc16(data).to_bytes(2, "little")
+
+
+def _reference_crc16(data: bytes, crc: int = 0) -> int:
+    """CRC-16/XModem bit by bit, as TinyOS 1.x's crc.h and the Java Packetizer compute it:
+    the definition crc16 (binascii.crc_hqx) is checked against."""
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+        crc &= 0xFFFF
+    return crc
 
 
 def test_crc16_check_value() -> None:
-    assert crc16(b"123456789") == 0x31C3
+    # The catalogued check value of CRC-16/XMODEM over the ASCII digits.
+    assert crc16(b"123456789") == _reference_crc16(b"123456789") == 0x31C3
+
+
+@given(st.binary(max_size=300), st.integers(0, 0xFFFF))
+def test_crc16_matches_the_bitwise_definition(data: bytes, start: int) -> None:
+    assert crc16(data, start) == _reference_crc16(data, start)
+
+
+def test_crc16_continues_over_chunks() -> None:
+    # The start value carries a CRC over split data, as a streaming caller uses it.
+    data = bytes(range(256)) * 3
+    assert crc16(data[100:], crc16(data[:100])) == crc16(data) == _reference_crc16(data)
 
 
 @given(st.binary(max_size=300))
-def test_crc16_matches_independent_implementation(data: bytes) -> None:
-    assert crc16(data) == binascii.crc_hqx(data, 0)
+def test_escaping_matches_the_bytewise_definition(data: bytes) -> None:
+    # 0x7E and 0x7D become 0x7D, byte ^ 0x20; every other byte is itself.
+    expected = b"".join(bytes((0x7D, b ^ 0x20)) if b in (0x7D, 0x7E) else bytes((b,)) for b in data)
+    assert _escape(data) == expected
 
 
 def test_ack_frame_bytes() -> None:

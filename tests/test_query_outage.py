@@ -109,7 +109,7 @@ def _run_across_outage(tmp_path: Path, *, reboot: bool) -> tuple[str, list[dict[
 
 def _check_rows(rows: list[dict[str, Any]], text: str) -> None:
     assert {row["query_id"] for row in rows} == {7}
-    assert all(row["columns"]["light"] == LIGHT_BASE + row["node_id"] for row in rows)
+    assert all(row["values"]["light"] == LIGHT_BASE + row["node_id"] for row in rows)
     keys = [(row["node_id"], row["epoch"]) for row in rows]
     assert len(keys) == len(set(keys))
     summary = re.search(r"(\d+) tuples, \d+ aggregate records, (\d+) duplicates", text)

@@ -104,7 +104,7 @@ def test_sigterm_stops_the_query_flushes_the_rows_and_exits_0(tmp_path: Path) ->
         assert len(lines) >= before
         assert len(lines) == int(summary.group(1))  # every tuple assembled was written
         assert {line["query_id"] for line in lines} == {qid}
-        assert all(line["columns"]["light"] == LIGHT_BASE + line["node_id"] for line in lines)
+        assert all(line["values"]["light"] == LIGHT_BASE + line["node_id"] for line in lines)
         readings = [r for _, r in ResultLog(log).read() if r["kind"] == "reading"]
         assert len(readings) == len(lines)  # the log was closed, not cut off
 

@@ -66,7 +66,7 @@ def test_query_writes_json_lines_and_the_result_log(mote: ScriptedMote, tmp_path
 
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert {line["query_id"] for line in lines} == {2}  # one past the running query 1
-    first_two = [(r["epoch"], r["node_id"], r["columns"]["light"]) for r in lines[:4]]
+    first_two = [(r["epoch"], r["node_id"], r["values"]["light"]) for r in lines[:4]]
     assert first_two == [(1, 1, 11), (1, 2, 12), (2, 1, 21), (2, 2, 22)]
 
     records = [record for _, record in ResultLog(log).read()]

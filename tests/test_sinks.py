@@ -6,10 +6,18 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
-from gateway.assembly import AggregateResult, RegisteredQuery, ResultAssembler, Row, TupleResult
+from gateway.assembly import (
+    AggregateResult,
+    Reading,
+    RegisteredQuery,
+    ResultAssembler,
+    Row,
+    TupleResult,
+)
 from gateway.plan import compile_query
 from gateway.resultlog import ResultLog
 from gateway.sinks import CsvSink, JsonLinesSink, LiveTableSink, ResultLogSink
@@ -98,19 +106,54 @@ def test_result_log_gets_one_record_per_aggregate(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
-def test_json_lines_carry_the_projected_columns(tmp_path: Path) -> None:
-    query, rows = tuple_rows()
+def json_lines(tmp_path: Path, query: RegisteredQuery, rows: list[Row]) -> list[dict[str, Any]]:
     out = tmp_path / "r.jsonl"
     sink = JsonLinesSink(out)
     sink.start(query)
     sink.write(rows)
     sink.close()
-    lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [(line["node_id"], line["columns"]) for line in lines] == [
-        (3, {"nodeid": 3, "light * 2": 42}),
-        (5, {"nodeid": 5, "light * 2": None}),
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def test_json_lines_carry_each_value_once(tmp_path: Path) -> None:
+    # nodeid is in values; only the computed column is added.
+    lines = json_lines(tmp_path, *tuple_rows())
+    assert [(line["values"], line["columns"]) for line in lines] == [
+        ({"nodeid": 3, "light": 21}, {"light * 2": 42}),
+        ({"nodeid": 5, "light": None}, {"light * 2": None}),
     ]
-    assert lines[0]["values"] == {"nodeid": 3, "light": 21}
+
+
+def test_json_lines_of_plain_attributes_have_no_columns(tmp_path: Path) -> None:
+    sql = "SELECT nodeid, light FROM sensors EPOCH DURATION 1000"
+    query = RegisteredQuery(4, compile_query(sql), START, sql)
+    asm = ResultAssembler()
+    asm.register(query)
+    rows = asm.add(TupleResult(4, 1, 3, {"nodeid": 3, "light": 21}), START + 1.5)
+    [line] = json_lines(tmp_path, query, rows)
+    assert line["values"] == {"nodeid": 3, "light": 21}
+    assert "columns" not in line
+
+
+def test_json_lines_of_aggregates_carry_each_value_once(tmp_path: Path) -> None:
+    # Each aggregate in its own record's value; the GROUP BY key in group.
+    lines = json_lines(tmp_path, *aggregate_rows())
+    assert [(line["column"], line["value"], line["group"]) for line in lines] == [
+        ("MAX(light)", 300, 1),
+        ("AVG(temp)", 2.5, 1),
+    ]
+    assert all("columns" not in line for line in lines)
+
+
+def test_json_lines_keep_a_computed_group_column(tmp_path: Path) -> None:
+    sql = "SELECT temp / 10, MAX(light) * 2 FROM sensors GROUP BY temp EPOCH DURATION 2000"
+    query = RegisteredQuery(6, compile_query(sql), START, sql)
+    asm = ResultAssembler()
+    asm.register(query)
+    asm.add(AggregateResult(6, 2, 0, 40, 0, bytes.fromhex("2c010300")), START + 4.2)
+    [line] = json_lines(tmp_path, query, asm.flush())
+    assert (line["group"], line["value"]) == (40, 300)
+    assert line["columns"] == {"temp / 10": 4, "MAX(light) * 2": 600}
 
 
 def test_csv_has_a_header_and_one_line_per_row(tmp_path: Path) -> None:
@@ -151,3 +194,33 @@ def test_live_table_shows_the_rows() -> None:
     assert "AVG(temp)" in text
     assert "2.500" in text
     assert "300" in text
+
+
+def reading(epoch: int, node: int) -> Reading:
+    values: dict[str, int | None] = {"nodeid": node, "light": 100 * epoch + node}
+    return Reading(4, epoch, node, START + epoch, START + epoch + 0.5, values, dict(values))
+
+
+def table_keys(text: str) -> list[tuple[int, int]]:
+    """(epoch, node) of each body line of a rendered table (its first two cells)."""
+    keys = []
+    for line in text.splitlines():
+        cells = line.strip("│┃ ").replace("│", " ").split()
+        if len(cells) == 4 and all(cell.isdigit() for cell in cells):
+            keys.append((int(cells[0]), int(cells[1])))
+    return keys
+
+
+def test_live_table_is_sorted_by_epoch_and_node() -> None:
+    sql = "SELECT nodeid, light FROM sensors EPOCH DURATION 1000"
+    query = RegisteredQuery(4, compile_query(sql), START, sql)
+    buffer = io.StringIO()
+    sink = LiveTableSink(Console(file=buffer, width=120), max_rows=4)
+    sink.start(query)
+    # Out of order within a batch and across batches (a late row of epoch 1).
+    sink.write([reading(2, 5), reading(2, 3), reading(3, 1)])
+    sink.write([reading(1, 9), reading(3, 0)])
+    sink.close()
+    last_frame = buffer.getvalue().split("query 4:")[-1]
+    # The newest four by (epoch, node): epoch 1's late row fell off the top.
+    assert table_keys(last_frame) == [(2, 3), (2, 5), (3, 0), (3, 1)]

@@ -178,7 +178,7 @@ def test_mote_spark_streams_a_log_into_parquet_tables_and_summarizes_them(
     log_dir, out_dir = tmp_path / "log", tmp_path / "out"
     write_log(log_dir, range(1, 80), NODES)
     args = ["spark", "--log", str(log_dir), "--out", str(out_dir), "--until-idle", "2"]
-    args += ["--watermark", "10 seconds", "--join-within", "0.32", "--trigger", "0.5"]
+    args += ["--watermark", "10s", "--join-within", "320ms", "--trigger", "500ms"]
     result = CliRunner().invoke(build_cli(), args)
     assert result.exit_code == 0, result.output
     assert "readings batch" in result.output

@@ -10,6 +10,7 @@ import click
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.rule import Rule
 from rich.table import Table
 
 from gateway.accuracy import (
@@ -23,11 +24,14 @@ from gateway.accuracy import (
     compare,
     load_jsonl,
 )
+from gateway.cli.console import make_console
 
 #: Nodes listed by name before "and N more": keeps a 1000-node report readable.
 MAX_LISTED = 20
 #: Partially delivered nodes shown in the lowest-yield line.
 LOWEST_SHOWN = 6
+#: Widest a heading rule is drawn.
+RULE_WIDTH = 100
 _TEXT_COLUMNS = frozenset({"column", "invariant", "examples"})
 
 
@@ -54,7 +58,7 @@ def accuracy_cmd(
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
-        render(report, Console(highlight=False))
+        render(report, make_console(highlight=False))
     if check and not report.sound:
         ctx.exit(1)
 
@@ -75,7 +79,9 @@ def render(report: AccuracyReport, console: Console) -> None:
 
 
 def _render_query(query: QueryAccuracy, console: Console) -> None:
-    console.rule(f"query {query.query_id} · {query.kind}", align="left")
+    # A heading as wide as a terminal, not as the unbounded width of a pipe.
+    rule = Rule(f"query {query.query_id} · {query.kind}", align="left")
+    console.print(rule, width=min(console.width, RULE_WIDTH))
     console.print(escape(query.sql), soft_wrap=True)
     epoch_ms = f"{query.epoch_ms} ms" if query.epoch_ms is not None else "once"
     console.print(

@@ -17,6 +17,7 @@ from typing import IO, Any
 
 import click
 
+from gateway.cli.params import AmGroup, Duration, platform_option
 from gateway.protocol import (
     DecodeError,
     Deframer,
@@ -27,7 +28,7 @@ from gateway.protocol import (
     decode_packet,
 )
 from gateway.protocol.tos import TINYDB_PAYLOAD_LEN
-from gateway.transport import PLATFORM_BAUD, Endpoint, open_endpoint
+from gateway.transport import Endpoint, open_endpoint
 
 _PROTOCOL_BYTES = {int(p) for p in Protocol}
 
@@ -183,23 +184,24 @@ def decode_cmd(
 
 @click.command("listen")
 @click.option("--port", "url", required=True, help="Device path, pyserial URL or sf://host:port.")
-@click.option(
-    "--platform",
-    type=click.Choice(sorted(PLATFORM_BAUD)),
-    default="mica2",
-    show_default=True,
-    help="Sets the baud rate of a serial port.",
-)
+@platform_option("Sets the baud rate of a serial port (mica2 57600, mica/mica2dot 19200).")
 @click.option("--baud", type=int, help="Baud rate, overriding --platform.")
+@click.option(
+    "--group",
+    type=AmGroup(),
+    default=None,
+    help="Print only packets of this AM group (decimal or hex, 0x7d) [default: every group].",
+)
 @click.option("--types", "types_spec", metavar="T1,T2,...", help=_TYPES_HELP)
 @click.option("--hex", "as_hex", is_flag=True, help="Print raw packet bytes like TinyOS Listen.")
 @click.option("--count", type=int, help="Stop after this many packets.")
-@click.option("--timeout", type=float, help="Stop after this many seconds.")
+@click.option("--timeout", type=Duration(), help="Stop after this long (30s, 2m, 1h, 90).")
 @click.option("--reconnect", is_flag=True, help="Reopen the port when the link drops.")
 def listen_cmd(
     url: str,
     platform: str,
     baud: int | None,
+    group: int | None,
     types_spec: str | None,
     as_hex: bool,
     count: int | None,
@@ -221,10 +223,11 @@ def listen_cmd(
             wait = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
             if wait <= 0:
                 break
-            for packet in _read_packets(endpoint, wait)[: None if count is None else count - seen]:
+            packets = [p for p in _read_packets(endpoint, wait) if _in_group(p, group)]
+            for packet in packets[: None if count is None else count - seen]:
                 seen += 1
                 if as_hex:
-                    out.write(" ".join(f"{b:02x}" for b in packet) + "\n")
+                    out.write(packet.hex(" ") + "\n")
                     out.flush()
                 else:
                     decoder.packet(packet)
@@ -232,6 +235,11 @@ def listen_cmd(
         pass
     finally:
         endpoint.close()
+
+
+def _in_group(packet: bytes, group: int | None) -> bool:
+    """Whether ``packet`` passes --group: TOS_Msg's group is its byte 3 (addr, type, group)."""
+    return group is None or (len(packet) > 3 and packet[3] == group)
 
 
 def _read_packets(endpoint: Endpoint, wait: float) -> list[bytes]:

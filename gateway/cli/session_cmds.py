@@ -14,10 +14,10 @@ from types import FrameType
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 
 from gateway.assembly import RegisteredQuery, Row
-from gateway.cli.params import parse_duration, sql_error
+from gateway.cli.console import make_console
+from gateway.cli.params import Duration, group_option, platform_option, sql_error
 from gateway.cli.signals import sigterm_calls
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
 from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, CommandParamError, ParamType
@@ -32,7 +32,7 @@ from gateway.session import (
     run_query,
 )
 from gateway.sfserver import SerialForwarder
-from gateway.sinks import LiveTableSink, file_sinks
+from gateway.sinks import STDOUT, LiveTableSink, file_sinks
 from gateway.transport import ReconnectingEndpoint, open_link
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -45,13 +45,7 @@ def _port_options(command: _F) -> _F:
             required=True,
             help="Device path, pty path, pyserial URL (socket://, loop://) or sf://host:port.",
         ),
-        click.option(
-            "--platform",
-            type=click.Choice(["mica2", "mica", "mica2dot"]),
-            default="mica2",
-            show_default=True,
-            help="Sets the baud rate of a device path (mica2 57600, mica/mica2dot 19200).",
-        ),
+        platform_option("Sets the baud rate of a device path (mica2 57600, mica/mica2dot 19200)."),
         click.option("--baud", type=int, default=None, help="Override the platform's baud rate."),
     ]
     for option in reversed(options):
@@ -59,9 +53,16 @@ def _port_options(command: _F) -> _F:
     return command
 
 
+#: --group of the commands that send to the motes (the session's SessionConfig.group).
+_group_option = group_option(
+    "AM group byte of the packets sent. TinyDB and motebase basestations ignore it on the "
+    "serial hop; a bridge that forwards packets as they are needs the network's group."
+)
+
+
 def _open_link(port: str, platform: str, baud: int | None) -> ReconnectingEndpoint:
     """The port, reopened with backoff whenever it drops; drops are reported on stderr."""
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
 
     def dropped(exc: BaseException) -> None:
         console.print(f"[yellow]link to {port} dropped ({exc}); reconnecting")
@@ -83,11 +84,9 @@ def _warn(message: str) -> None:
 
 @contextlib.contextmanager
 def _session(
-    port: str, platform: str, baud: int | None, config: SessionConfig | None = None
+    port: str, platform: str, baud: int | None, config: SessionConfig
 ) -> Iterator[QuerySession]:
-    session = QuerySession(
-        _open_link(port, platform, baud), config=config or SessionConfig(), notify=_warn
-    )
+    session = QuerySession(_open_link(port, platform, baud), config=config, notify=_warn)
     try:
         yield session
     except (SendError, LogLockedError, LogCorruptError) as exc:
@@ -102,7 +101,9 @@ def _sinks(out: Path | None, log: Path | None, table: bool, session: QuerySessio
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--out") from None
     if table:
-        sinks.append(LiveTableSink(Console(), stats=lambda: session.assembler.stats))
+        # With the rows on stdout (--out -) the table is a diagnostic: stderr.
+        console = make_console(stderr=out == STDOUT)
+        sinks.append(LiveTableSink(console, stats=lambda: session.assembler.stats))
     return sinks
 
 
@@ -156,8 +157,11 @@ def _signals_stop(stop: threading.Event) -> Iterator[None]:
 @click.command("query")
 @click.argument("sql")
 @_port_options
+@_group_option
 @click.option(
-    "--out", type=click.Path(path_type=Path, dir_okay=False), help="Results as .jsonl or .csv."
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    help="Results as .jsonl or .csv; - writes JSON lines to stdout (the table goes to stderr).",
 )
 @click.option(
     "--log", type=click.Path(path_type=Path, file_okay=False), help="Durable result log directory."
@@ -165,7 +169,9 @@ def _signals_stop(stop: threading.Event) -> Iterator[None]:
 @click.option(
     "--epochs", type=click.IntRange(min=1), help="Stop after this many epochs of results."
 )
-@click.option("--duration", help="Stop after this long (30s, 2m, ...).")
+@click.option(
+    "--duration", type=Duration(positive=True), help="Stop after this long (30s, 2m, 1h, 90)."
+)
 @click.option(
     "--qid", type=click.IntRange(0, 254), help="Query id (default: next after the running ones)."
 )
@@ -185,10 +191,11 @@ def query_cmd(
     port: str,
     platform: str,
     baud: int | None,
+    group: int,
     out: Path | None,
     log: Path | None,
     epochs: int | None,
-    duration: str | None,
+    duration: float | None,
     qid: int | None,
     keep_running: bool,
     table: bool,
@@ -206,7 +213,7 @@ def query_cmd(
     try:
         statement = parse_statement(sql)
         if isinstance(statement, StopQuery):
-            with _session(port, platform, baud) as session:
+            with _session(port, platform, baud, SessionConfig(group=group)) as session:
                 session.stop_query(statement.qid)
             click.echo(f"sent stop for query {statement.qid}", err=True)
             return
@@ -214,10 +221,8 @@ def query_cmd(
     except TinySQLError as exc:
         raise sql_error(sql, exc) from None
     stop = threading.Event()
-    limits = RunLimits(
-        epochs=epochs, duration_s=parse_duration(duration) if duration else None, stop=stop
-    )
-    config = SessionConfig(silence_epochs=silence_epochs or None)
+    limits = RunLimits(epochs=epochs, duration_s=duration, stop=stop)
+    config = SessionConfig(group=group, silence_epochs=silence_epochs or None)
     with _session(port, platform, baud, config) as session:
         sinks = _sinks(out, log, table, session)
         sinks.append(_Announcer(keep_running))
@@ -235,9 +240,10 @@ def query_cmd(
 @click.command("stop")
 @click.argument("qid", type=click.IntRange(0, 254))
 @_port_options
-def stop_cmd(qid: int, port: str, platform: str, baud: int | None) -> None:
+@_group_option
+def stop_cmd(qid: int, port: str, platform: str, baud: int | None, group: int) -> None:
     """Stop query QID on the network behind PORT (DEL message, sent 5 times)."""
-    with _session(port, platform, baud) as session:
+    with _session(port, platform, baud, SessionConfig(group=group)) as session:
         session.stop_query(qid)
     click.echo(f"sent stop for query {qid}", err=True)
 
@@ -276,6 +282,7 @@ def _command_params(name: str, assignments: Sequence[str]) -> dict[str, int | st
 @click.argument("name")
 @click.argument("params", nargs=-1)
 @_port_options
+@_group_option
 @click.option(
     "--node",
     type=click.IntRange(0, 0x7FFF),  # CommandMsg.nodeid is a signed short, -1 = every node
@@ -288,34 +295,29 @@ def command_cmd(
     port: str,
     platform: str,
     baud: int | None,
+    group: int,
     node: int | None,
 ) -> None:
-    """Send a named command (AM 103) to the network behind PORT, e.g.
+    """Send the command NAME with its PARAMS (name=value ...) as a CommandMsg (AM 103) to
+    the network behind PORT, e.g.
     `mote command qpolicy policy=delta` (naive|winavg|delta), `qlen length=3` (1..8),
     `nointerleave enabled=1` (0|1), `setrate qid=1 epochDuration=200` (qid 0..254,
     epochDuration 1..32766 in 10 ms), `reset`. Other values are refused before sending.
     Unmodified TinyDB motes ignore these commands."""
     typed = _command_params(name, params)
-    with _session(port, platform, baud) as session:
+    with _session(port, platform, baud, SessionConfig(group=group)) as session:
         session.send_command(name, typed, target=ALL_NODES if node is None else node)
     click.echo(f"sent {name} to {'every node' if node is None else f'node {node}'}", err=True)
 
 
-def _wait_seconds(ctx: click.Context, param: click.Parameter, value: str) -> float:
-    seconds = parse_duration(value)
-    if seconds <= 0:
-        raise click.BadParameter(f"{value!r} is not longer than zero")
-    return seconds
-
-
 @click.command("queries")
 @_port_options
+@_group_option
 @click.option(
     "--wait",
+    type=Duration(positive=True),
     default="1s",
-    metavar="DURATION",
     show_default=True,
-    callback=_wait_seconds,
     help="How long to wait for the root's answer and listen for results (2s, 500ms, ...).",
 )
 @click.option(
@@ -324,11 +326,13 @@ def _wait_seconds(ctx: click.Context, param: click.Parameter, value: str) -> flo
     is_flag=True,
     help='Print {"running": [...], "heard": [...], "wait_s": S} on stdout instead.',
 )
-def queries_cmd(port: str, platform: str, baud: int | None, wait: float, as_json: bool) -> None:
+def queries_cmd(
+    port: str, platform: str, baud: int | None, group: int, wait: float, as_json: bool
+) -> None:
     """List the query ids the network behind PORT runs, one per line, as its root reports
     them (StatusMessage, AM 106); stderr also says which ids were heard in results during
     --wait (a stopped query is heard until its DEL has crossed the network)."""
-    with _session(port, platform, baud) as session:
+    with _session(port, platform, baud, SessionConfig(group=group)) as session:
         running, heard = session.survey(wait)
     if as_json:
         click.echo(json.dumps({"running": sorted(running), "heard": sorted(heard), "wait_s": wait}))
@@ -420,7 +424,7 @@ def sf_cmd(
     and reach it from elsewhere through ssh (`ssh -L 9002:localhost:9002 HOST`).
     Ctrl-C or SIGTERM stops the server; the exit status is 0.
     """
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     clients = _client_networks(host, allow)
     try:
         forwarder = SerialForwarder(

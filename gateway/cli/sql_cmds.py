@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import click
-from rich.console import Console
 
 from gateway.catalog import Catalog, default_catalog
-from gateway.cli.params import sql_error
+from gateway.cli.console import make_console
+from gateway.cli.params import group_option, sql_error
 from gateway.encoder import encode_query
 from gateway.plan import BatteryState, QueryPlan, TinySQLError, compile_query
 from gateway.plan.capacity import capacity
 from gateway.plan.explain import explain
+from gateway.session import query_packet
 
 
 def _compile(
@@ -36,10 +37,18 @@ def _compile(
     is_flag=True,
     help="Keep the TinyDB tools' expression order (byte-identical to them).",
 )
-def encode_query_cmd(sql: str, qid: int, no_optimize: bool) -> None:
-    """Print the AM 101 QueryMessages (40 bytes each, lowercase hex) for SQL, one per line."""
+@group_option("AM group in the packets' TOS header.")
+@click.option(
+    "--message-only",
+    is_flag=True,
+    help="Print the bare 40-byte QueryMessages, without the TOS header (not for `mote decode`).",
+)
+def encode_query_cmd(sql: str, qid: int, no_optimize: bool, group: int, message_only: bool) -> None:
+    """Print the AM 101 packets the gateway sends for SQL, one per line, lowercase hex:
+    TOS header (broadcast, AM 101, --group, length 40) and a 40-byte QueryMessage, the
+    form `mote decode` reads (`mote encode-query SQL | mote decode`)."""
     for message in encode_query(_compile(sql, not no_optimize), qid):
-        click.echo(message.hex())
+        click.echo(message.hex() if message_only else query_packet(message, group).hex())
 
 
 @click.command("explain")
@@ -98,7 +107,7 @@ def explain_cmd(
     if load is not None:
         text += "\nchannel capacity (docs/accuracy.md):\n"
         text += "\n".join(f"  {line}" for line in load.describe())
-    Console(highlight=False, soft_wrap=True).print(text, markup=False)
+    make_console(highlight=False, soft_wrap=True).print(text, markup=False)
 
 
 def _catalog() -> Catalog:

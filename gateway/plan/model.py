@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gateway.plan.rowexpr import Row, RowCondition, RowValue, Value
+from gateway.plan.rowexpr import Row, RowCondition, RowRef, RowValue, Value
 
 if TYPE_CHECKING:
     from gateway.plan.explain import Explain
@@ -160,6 +160,16 @@ class QueryPlan:
     @property
     def output_columns(self) -> tuple[str, ...]:
         return tuple(column.name for column in self.outputs)
+
+    def column_references(self) -> dict[str, str]:
+        """The output columns that only name a value of the row (an attribute, an
+        aggregate's column, the GROUP BY key), each with the key it names; a computed
+        column (``light * 2``) is not among them."""
+        return {
+            column.name: column.value.key
+            for column in self.outputs
+            if isinstance(column.value, RowRef)
+        }
 
     def field(self, name: str) -> PlanField | None:
         return next((f for f in self.fields if f.name == name), None)

@@ -17,6 +17,7 @@ receiver, so sync is regained at the next flag.
 
 from __future__ import annotations
 
+import binascii
 from dataclasses import dataclass, fields
 from enum import IntEnum
 
@@ -40,13 +41,11 @@ class Protocol(IntEnum):
 
 
 def crc16(data: bytes, crc: int = 0) -> int:
-    """CRC-16/XModem: poly 0x1021, init 0, MSB-first, no final XOR."""
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
-        crc &= 0xFFFF
-    return crc
+    """CRC-16/XModem: poly 0x1021, init 0, MSB-first, no final XOR.
+
+    ``binascii.crc_hqx`` is exactly this CRC (CCITT polynomial, caller-chosen start), in
+    C: a frame costs one call instead of eight Python steps per byte."""
+    return binascii.crc_hqx(data, crc)
 
 
 @dataclass(frozen=True)
@@ -160,14 +159,14 @@ class Deframer:
         return frame
 
 
+_ESCAPED = {byte: bytes((ESCAPE, byte ^ ESCAPE_XOR)) for byte in (ESCAPE, FLAG)}
+
+
 def _escape(content: bytes) -> bytes:
-    out = bytearray()
-    for byte in content:
-        if byte in (FLAG, ESCAPE):
-            out += bytes((ESCAPE, byte ^ ESCAPE_XOR))
-        else:
-            out.append(byte)
-    return bytes(out)
+    # bytes.replace, in C, instead of a loop per byte; the escape byte first, so that the
+    # escapes the flag's replacement adds are not escaped again.
+    escape, flag = bytes((ESCAPE,)), bytes((FLAG,))
+    return content.replace(escape, _ESCAPED[ESCAPE]).replace(flag, _ESCAPED[FLAG])
 
 
 def encode_frame(protocol: int, body: bytes) -> bytes:
