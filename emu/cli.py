@@ -14,9 +14,9 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from gateway.cli.console import end_live, make_console
 from gateway.cli.params import Duration, platform_option, sql_error
 from gateway.cli.signals import sigterm_calls
+from gateway.console import end_live, make_console
 from gateway.sinks import STDOUT
 
 if TYPE_CHECKING:  # the emulator loads only when a command runs it

@@ -29,7 +29,7 @@ from gateway.assembly import (
     ResultPlan,
     Row,
 )
-from gateway.cli.console import end_live
+from gateway.console import end_live
 from gateway.resultlog import ResultLog
 
 Record = dict[str, Any]
@@ -239,7 +239,7 @@ class LiveTableSink:
         max_rows: int = 20,
         stats: Callable[[], AssemblyStats] | None = None,
     ) -> None:
-        self._console = console or Console()  # the CLI passes gateway.cli.console's
+        self._console = console or Console()  # the CLI passes gateway.console's
         self._max_rows = max_rows
         self._rows: list[Row] = []
         self._stats = stats

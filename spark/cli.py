@@ -17,9 +17,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from gateway.cli.console import make_console
 from gateway.cli.params import Duration
 from gateway.cli.signals import sigterm_calls
+from gateway.console import make_console
 from gateway.resultlog import LogCorruptError
 from spark.errors import spark_boundary
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
-from gateway.cli.console import make_console
 from gateway.cli.params import Duration, platform_option
+from gateway.console import make_console
 from spark.errors import spark_boundary
 
 if TYPE_CHECKING:

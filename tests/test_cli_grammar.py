@@ -19,9 +19,9 @@ import pytest
 from click.testing import CliRunner
 from scripted_mote import ScriptedMote, TinyDBRoot, tuple_packet
 
-from gateway.cli.console import UNBOUNDED_WIDTH, make_console
 from gateway.cli.main import build_cli
 from gateway.cli.params import PLATFORMS, Duration, parse_duration
+from gateway.console import UNBOUNDED_WIDTH, make_console
 from gateway.protocol import AmType, parse_query_message, parse_tos_packet
 from spark.cli import _renamed, spark_interval
 from spark.run import GatewayProgress

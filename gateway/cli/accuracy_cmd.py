@@ -24,7 +24,7 @@ from gateway.accuracy import (
     compare,
     load_jsonl,
 )
-from gateway.cli.console import make_console
+from gateway.console import make_console
 
 #: Nodes listed by name before "and N more": keeps a 1000-node report readable.
 MAX_LISTED = 20

@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 import click
 
 from gateway.assembly import RegisteredQuery, Row
-from gateway.cli.console import make_console
 from gateway.cli.params import Duration, group_option, platform_option, sql_error
 from gateway.cli.signals import sigterm_calls
+from gateway.console import make_console
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
 from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, CommandParamError, ParamType
 from gateway.protocol.sf import LOOPBACK, IPNetwork

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from gateway.catalog import Catalog, default_catalog
-from gateway.cli.console import make_console
 from gateway.cli.params import group_option, sql_error
+from gateway.console import make_console
 from gateway.encoder import encode_query
 from gateway.plan import BatteryState, QueryPlan, TinySQLError, compile_query
 from gateway.plan.capacity import capacity
