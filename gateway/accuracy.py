@@ -131,6 +131,10 @@ class QueryAccuracy:
     dissemination: Dissemination
     stop: StopReport | None
     anomalies: dict[str, int]
+    #: node-epochs in 1..complete_through that ran the query, over nodes x complete_through:
+    #: yield and exactness are measured against what the nodes sampled, so a query that
+    #: reached few nodes, or nodes that skip epochs, show here and not there
+    sampled: float | None
 
     @property
     def sound(self) -> bool:
@@ -527,7 +531,16 @@ def _common(
         "dissemination": dissemination(header),
         "stop": stop_report(header),
         "anomalies": dict(header.anomalies),
+        "sampled": _sampled(header),
     }
+
+
+def _sampled(header: TruthHeader) -> float | None:
+    last = header.complete_through
+    ran = sum(
+        max(0, min(end, last) - max(first, 1) + 1) for first, end in header.node_epochs.values()
+    )
+    return _ratio(ran - header.anomalies.get("skipped", 0), header.nodes * last)
 
 
 class _Violations:

@@ -222,6 +222,8 @@ def exactness_failures(report: AccuracyReport) -> list[str]:
         where = f"query {qid} ({q.sql})"
         if any(q.anomalies.values()):
             failures.append(f"{where}: firmware anomalies {q.anomalies}")
+        if q.sampled != 1.0:
+            failures.append(f"{where}: sampled {q.sampled} of node-epochs")
         if any(q.invariant_violations.values()):
             failures.append(f"{where}: {q.invariant_violations} {q.violation_examples}")
         if q.duplicates:

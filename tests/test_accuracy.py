@@ -38,6 +38,7 @@ def header(
     stopped_at: int | None = None,
     node_epochs: dict[int, tuple[int, int]] | None = None,
     freed_at: dict[int, int] | None = None,
+    skipped: int = 0,
 ) -> Record:
     spans = node_epochs if node_epochs is not None else {n: (1, 2) for n in range(nodes)}
     return {
@@ -51,7 +52,7 @@ def header(
         "stopped_at_epoch": stopped_at,
         "node_epochs": {str(n): list(span) for n, span in spans.items()},
         "freed_at": {str(n): e for n, e in (freed_at or {}).items()},
-        "anomalies": {"verdicts": 0, "unread": 0, "repeated": 0, "skipped": 0},
+        "anomalies": {"verdicts": 0, "unread": 0, "repeated": 0, "skipped": skipped},
     }
 
 
@@ -124,6 +125,20 @@ def test_three_of_four_readings_give_yield_three_quarters() -> None:
     assert q.yield_by_node[1].fraction == 0.5
     assert q.zero_yield_nodes == []
     assert q.sound and q.wrong_values == q.spurious == q.duplicates == 0
+
+
+def test_sampled_counts_the_node_epochs_that_ran_against_all_there_were() -> None:
+    assert tuples([]).sampled == 1.0
+    # 4 nodes x 5 epochs: node 0 all, node 1 from epoch 3, node 2 all but one skipped,
+    # node 3 never reached; epochs past complete_through do not count
+    spans = {0: (1, 7), 1: (3, 5), 2: (1, 5)}
+    truth = [header(nodes=4, complete_through=5, node_epochs=spans, skipped=1)]
+    q = compare([], truth).tuple_query(1)
+    assert q.sampled == (5 + 3 + 4) / 20
+    # a yield of 1 over readings of few nodes is no full yield: the report says both
+    truth += [reading(1, 0, 100)]
+    q = compare([reading(1, 0, 100)], truth).tuple_query(1)
+    assert (q.tuple_yield, q.sampled) == (1.0, 0.6)
 
 
 def test_a_node_never_delivered_has_yield_zero() -> None:

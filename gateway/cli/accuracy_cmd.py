@@ -88,6 +88,9 @@ def _render_query(query: QueryAccuracy, console: Console) -> None:
         f"[dim]{query.nodes} nodes · epoch {epoch_ms} · compared epochs "
         f"1..{query.complete_through} · {query.ignored_results} later records set aside[/]"
     )
+    # Yield and exactness count against what the nodes sampled: say how much that was.
+    sampled = f"sampled {_pct(query.sampled)} of node-epochs"
+    console.print(sampled if (query.sampled or 0.0) >= 0.95 else f"[yellow]{sampled}[/]")
     if isinstance(query, TupleAccuracy):
         _render_tuples(query, console)
     elif isinstance(query, AggregateAccuracy):
