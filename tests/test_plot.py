@@ -371,3 +371,37 @@ def test_the_same_view_gives_the_same_file(tmp_path: Path) -> None:
     draw_topology(view, tmp_path / "b.svg")
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
     assert b"<dc:date>" not in (tmp_path / "a.svg").read_bytes()
+
+
+def test_docs_pictures_are_made_by_the_script_and_embedded(tmp_path: Path) -> None:
+    script = REPO / "docs" / "make_pictures.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    names = [Path(line).name for line in result.stdout.splitlines()]
+    assert names == ["topology.svg", "topology-log.svg", "log-tuple.svg", "log-aggregate.svg",
+                     "accuracy.svg"]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
+    assert sorted(labels(tmp_path / "topology.svg")) == list(range(25))
+    # The default radio's logistic links reach 18.3 m: the 8 nearest neighbours, as lossless.
+    assert len(groups(tmp_path / "topology.svg")["links"].findall(f"{SVG}path")) == GRID_PAIRS
+    # A line per node that delivered, as many as the heatmap's title counts.
+    title = next(
+        t.text
+        for t in ET.parse(tmp_path / "log-tuple.svg").getroot().iter(f"{SVG}text")
+        if t.text and t.text.startswith("readings delivered: ")
+    )
+    nodes = int(title.split(" of ")[1].split()[0])
+    assert len(ids(tmp_path / "log-tuple.svg", "series-")) == nodes
+    assert ids(tmp_path / "log-aggregate.svg", "aggregate-") == {
+        f"aggregate-{i}-group-0" for i in range(3)
+    }
+    accuracy = tmp_path / "accuracy.svg"
+    assert ids(accuracy, "yield-1-depth-") and ids(accuracy, "exact-") == {"exact-2"}
+    # What the docs show is what the script makes, and every picture is shown.
+    page = (REPO / "docs" / "pictures.md").read_text()
+    for name in names:
+        assert f"](img/{name})" in page
+        groups(REPO / "docs" / "img" / name)  # committed, and well-formed SVG
