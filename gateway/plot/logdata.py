@@ -69,7 +69,7 @@ def read_log(directory: str | os.PathLike[str]) -> dict[int, LoggedQuery]:
     for _, record in ResultLog(Path(directory)).read():
         kind, qid = record.get("kind"), record.get("query_id")
         if not isinstance(qid, int):
-            continue  # no record the gateway writes; not ours to judge here
+            continue  # a record of no query: nothing to draw
         if kind == "query":
             queries[qid] = LoggedQuery(
                 qid,
