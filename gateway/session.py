@@ -68,6 +68,9 @@ STOP_TTL = 3
 MS_PER_EPOCH_UNIT = 10
 #: Usable query ids: 0xFF means "no query" on the motes.
 MAX_QUERY_ID = 254
+#: Where the user learns why a basestation does not acknowledge (the section's anchor,
+#: as GitHub renders the heading): a path in the source tree, which the message names.
+NO_ACK_HELP = "docs/hardware.md#the-basestation-does-not-acknowledge"
 
 
 class Endpoint(Protocol):
@@ -527,7 +530,7 @@ class QuerySession:
         if required:
             raise SendError(
                 f"basestation did not acknowledge AM {packet[2]} "
-                f"after {self.config.send_attempts} attempts"
+                f"after {self.config.send_attempts} attempts (see {NO_ACK_HELP})"
             )
         return False
 
