@@ -343,6 +343,13 @@ class QuerySession:
         self._send_parts(query_id)
         return query
 
+    def follow(self, query: RegisteredQuery) -> None:
+        """Assemble the results of a query this session did not send (one a capture
+        recorded, gateway/capture.py), exactly as those of one it started."""
+        self._used_qids.add(query.query_id)
+        self.assembler.register(query)
+        self._schemas[query.query_id] = result_schema(query.plan)
+
     def _send_parts(self, qid: int) -> None:
         epoch_s = (self._epoch_ms[qid] or 0) / 1000
         self._last_heard[qid] = self._clock() + self.config.first_epoch_delay_s + epoch_s

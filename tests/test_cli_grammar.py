@@ -248,6 +248,7 @@ def test_query_ids_are_spelled_qid_everywhere() -> None:
     assert spelled == {
         "mote encode-query --qid",
         "mote query --qid",
+        "mote replay --qid",
         "mote spark --qid",
     }
 
