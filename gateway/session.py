@@ -57,6 +57,7 @@ from gateway.protocol import (
 )
 from gateway.protocol.command import check_command
 from gateway.protocol.motebase import add_trailer, parse_status_extension
+from gateway.protocol.result import time_sync_ms
 from gateway.protocol.tos import TOS_HEADER_LEN
 from gateway.transport.base import LinkStats
 
@@ -233,7 +234,8 @@ def wire_result(body: dict[str, Any], origin: int, plan: ResultPlan) -> WireResu
     if body["qrType"] == QrType.NOT_AGG and not aggregating:
         names = [f.name for f in plan.fields]
         values = dict(zip(names, d["values"], strict=False))
-        return TupleResult(body["qid"], body["epoch"], origin, values)
+        stamp = time_sync_ms(body["timeSyncData"])
+        return TupleResult(body["qid"], body["epoch"], origin, values, stamp)
     if body["qrType"] == QrType.AGG_SINGLE_FIELD and aggregating:
         return AggregateResult(
             body["qid"], body["epoch"], origin, d["groupNo"], d["exprIdx"], bytes(d["state"])
