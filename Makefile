@@ -24,7 +24,8 @@ venv: $(BIN)/mote
 run: $(BIN)/mote
 	$(BIN)/mote run
 
-# The whole test matrix (tox.ini): py310-py313, lint, c (ASan/UBSan), fuzz (short), spark.
+# The whole test matrix (tox.ini): py310-py313, lint, c (ASan/UBSan), fuzz (short), spark,
+# avr, plot (the pictures, docs/make_pictures.py).
 test:
 	$(PYTHON) -m venv $(VENV)-tox
 	$(VENV)-tox/bin/pip install --quiet "tox>=4.20"

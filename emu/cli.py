@@ -15,6 +15,7 @@ from rich.live import Live
 from rich.table import Table
 
 from gateway.cli.params import Duration, platform_option, sql_error
+from gateway.cli.plot_cmds import drawing, picture_option
 from gateway.cli.signals import sigterm_calls
 from gateway.console import end_live, make_console
 from gateway.sinks import STDOUT
@@ -375,6 +376,10 @@ def _run_experiment(
     default=None,
     help="Durable result log directory, as `mote query --log` writes it.",
 )
+@picture_option(
+    "Draw the network when the run ends (.svg or .png; the plot extra): positions, links "
+    "coloured by reception probability, the routing tree, each node's depth."
+)
 @click.option(
     "--summary-rows",
     type=click.IntRange(min=0),
@@ -406,6 +411,7 @@ def emulate_cmd(
     out: Path | None,
     truth: Path | None,
     log: Path | None,
+    plot: Path | None,
     summary_rows: int,
 ) -> None:
     """Run an emulated mote network; its root's UART speaks TinyOS 1.x serial.
@@ -460,6 +466,7 @@ def emulate_cmd(
             truth,
             log,
         )
+        _draw_network(console, net, plot)
         return
     if stop_after:
         raise click.UsageError("--stop-after needs --out, --truth or --log")
@@ -502,6 +509,18 @@ def emulate_cmd(
         f" {net.n * net.now_ms / 1000 / wall:,.0f} node-seconds per wall second,"
         f" UART bytes out {bridge.stats.uart_bytes_out}"
     )
+    _draw_network(console, net, plot)
+
+
+def _draw_network(console: Console, net, plot: Path | None) -> None:
+    """The --plot picture of the network as the run left it."""
+    if plot is None:
+        return
+    from emu.plotting import topology_view
+    from gateway.plot.topology import draw_topology
+
+    drawing(draw_topology, topology_view(net), plot)
+    console.print(f"wrote {plot}")
 
 
 COMMANDS: list[click.Command] = [emulate_cmd]

@@ -149,6 +149,7 @@ def test_the_duration_options_are_all_there_are() -> None:
         "mote explain --battery-mah",
         "mote explain --remaining",
         "mote explain --volts",
+        "mote plot topology --spacing",
     ]
 
 
@@ -247,6 +248,8 @@ def test_query_ids_are_spelled_qid_everywhere() -> None:
     }
     assert spelled == {
         "mote encode-query --qid",
+        "mote plot log --qid",
+        "mote plot topology --qid",
         "mote query --qid",
         "mote replay --qid",
         "mote spark --qid",

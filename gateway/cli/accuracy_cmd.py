@@ -24,6 +24,7 @@ from gateway.accuracy import (
     compare,
     load_jsonl,
 )
+from gateway.cli.plot_cmds import drawing, picture_option
 from gateway.console import make_console
 
 #: Nodes listed by name before "and N more": keeps a 1000-node report readable.
@@ -42,9 +43,13 @@ _TEXT_COLUMNS = frozenset({"column", "invariant", "examples"})
 @click.option(
     "--check", is_flag=True, help="Exit with status 1 if a soundness invariant is violated."
 )
+@picture_option(
+    "Also draw the report (.svg or .png; the plot extra): yield by depth for a tuple "
+    "query, exact fraction and absolute error per epoch for an aggregate one."
+)
 @click.pass_context
 def accuracy_cmd(
-    ctx: click.Context, results: Path, truth: Path, as_json: bool, check: bool
+    ctx: click.Context, results: Path, truth: Path, as_json: bool, check: bool, plot: Path | None
 ) -> None:
     """Compare RESULTS (`mote query --out` / `mote emulate --out`) with TRUTH (`mote emulate
     --truth`) of the same run: tuple yield by depth and node, aggregate exactness and
@@ -59,6 +64,10 @@ def accuracy_cmd(
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
         render(report, make_console(highlight=False))
+    if plot is not None:
+        from gateway.plot.accuracy import draw_accuracy
+
+        drawing(draw_accuracy, report, plot)
     if check and not report.sound:
         ctx.exit(1)
 

@@ -94,6 +94,12 @@ def build_cli() -> click.Group:
     for ep in sorted(entry_points(group="motebase.commands"), key=lambda e: e.name):
         for command in ep.load():
             mote.add_command(command)
+    # The host's own layer: added here, not by an entry point, so that an install made
+    # before `mote plot` existed (an editable one) finds it without reinstalling.
+    from gateway.cli.plot_cmds import COMMANDS as PLOT_COMMANDS
+
+    for command in PLOT_COMMANDS:
+        mote.add_command(command)
     return mote
 
 
