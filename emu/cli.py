@@ -34,7 +34,7 @@ def _root_position(text: str | None) -> tuple[float, float] | None:
     return (x, y)
 
 
-def _progress(net, started: float, totals: dict[str, int]) -> str:
+def _progress(net, started: float, totals: dict[str, int], routing: RoutingProgress) -> str:
     elapsed = max(time.monotonic() - started, 1e-9)
     counters = net.counters()
     sent, received = int(counters["sent"].sum()), int(counters["received"].sum())
@@ -42,8 +42,41 @@ def _progress(net, started: float, totals: dict[str, int]) -> str:
     return (
         f"virtual {net.now_ms / 1000:9.1f} s | speed {net.now_ms / 1000 / elapsed:8.1f}x real"
         f" | sent {sent} received {received} collided {int(counters['collided'].sum())}"
-        f" | alive {int(net.alive.sum())}/{net.present}"
+        f" | alive {int(net.alive.sum())}/{net.present}\n{routing.update(net)}"
     )
+
+
+class RoutingProgress:
+    """How far the routing tree has formed, for the live display: a query sent before a
+    node has a parent misses that node, and one sent while parents still change loses
+    results on the way. On the emulator's grids every node has a parent within about 4 s of
+    virtual time, but parents keep changing while the link estimates settle (more on lossy
+    links), which is why queries wait 30 s by default (--query-after)."""
+
+    def __init__(self) -> None:
+        self._parents: np.ndarray | None = None
+        self._changed_ms = 0.0
+
+    def update(self, net) -> str:
+        from emu.network import NO_DEPTH
+
+        parent, depth = net.routing()
+        first = self._parents is None
+        if first or (parent != self._parents).any():
+            self._changed_ms = net.now_ms
+        self._parents = parent
+        members = net.alive.copy()
+        members[net.absent] = False
+        members[0] = False  # the root: its parent is the serial port
+        routed = members & (depth != NO_DEPTH)
+        have, total = int(routed.sum()), int(members.sum())
+        if have < total:
+            return f"routing: {have}/{total} nodes have a parent (queries wait for the tree)"
+        deepest = int(depth[routed].max()) if have else 0
+        settled = f"routing: all {total} nodes have a parent, tree depth {deepest}"
+        if first:  # nothing to compare with: how long the parents held is unknown
+            return settled
+        return f"{settled}, parents unchanged for {(net.now_ms - self._changed_ms) / 1000:.1f} s"
 
 
 def _route_cells(parent: int, depth: int) -> tuple[str, str]:
@@ -447,6 +480,7 @@ def emulate_cmd(
     started = time.monotonic()
     terminated = threading.Event()
     totals: dict[str, int] = {}
+    routing = RoutingProgress()
     try:
         with sigterm_calls(terminated.set):
             # Said once SIGTERM is handled: a supervisor that waits for it may stop us at once.
@@ -461,8 +495,8 @@ def emulate_cmd(
             bridge.start()
             with Live(console=console, refresh_per_second=4, transient=False) as live:
                 while not bridge.finished.wait(0.25) and not terminated.is_set():
-                    live.update(_progress(net, started, totals))
-                live.update(_progress(net, started, totals))
+                    live.update(_progress(net, started, totals, routing))
+                live.update(_progress(net, started, totals, routing))
             end_live(console)
     except KeyboardInterrupt:
         pass

@@ -102,6 +102,8 @@ class TupleResult:
     epoch: int
     origin: int
     values: dict[str, int | None]
+    #: The result's time-sync stamp (ms), None where the sender left it 0.
+    node_time: int | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,9 @@ class Reading:
     receive_time: float
     values: dict[str, int | None]
     columns: dict[str, Value]
+    #: The network's logical time in ms when the basestation passed the tuple to the
+    #: serial port (its time-sync stamp); None from a mote that does not stamp it.
+    node_time: int | None = None
 
 
 @dataclass(frozen=True)
@@ -242,7 +247,8 @@ class _QueryAssembly:
         self._seen_tuples.add(key)
         self._advance(result.epoch)
         stats.tuples += 1
-        return [reading_row(self.query, result.epoch, result.origin, result.values, now)]
+        row = reading_row(self.query, result.epoch, result.origin, result.values, now)
+        return [replace(row, node_time=result.node_time)]
 
     def add_record(self, record: AggregateResult, now: float, stats: AssemblyStats) -> list[Row]:
         key = (record.epoch, record.group)

@@ -36,6 +36,10 @@ class Attribute:
     energy_uj: float
     time_ms: float
     sensor: str = ""
+    #: Where the reading comes from: "mote" (its own state or ADC), or a sensor board.
+    board: str = ""
+    #: What the numbers are: sensor readings are raw ADC counts.
+    units: str = ""
 
     @property
     def size(self) -> int:
@@ -52,6 +56,13 @@ class AggregateDef:
     arg_count: int
     exemplary: bool = False
     aliases: tuple[str, ...] = ()
+    #: Names of the constant arguments where their meaning is known.
+    arg_names: tuple[str, ...] = ()
+
+    def signature(self) -> str:
+        """How a query writes it, attribute first: ``WINAVG(attr, window, slide)``."""
+        names = self.arg_names or tuple(f"c{i + 1}" for i in range(self.arg_count))
+        return f"{self.name}({', '.join(('attr', *names))})"
 
 
 @dataclass(frozen=True)
@@ -115,10 +126,15 @@ def _attribute(entry: Mapping[str, Any]) -> Attribute:
         energy_uj=float(entry["energy_uj"]),
         time_ms=float(entry["time_ms"]),
         sensor=str(entry.get("sensor", "")),
+        board=str(entry.get("board", "")),
+        units=str(entry.get("units", "")),
     )
 
 
 def _aggregate(entry: Mapping[str, Any]) -> AggregateDef:
+    names = entry.get("arg_names", ())
+    if names and len(names) != int(entry["args"]):
+        raise CatalogError(f"aggregate {entry['name']!r}: arg_names do not match args")
     return AggregateDef(
         name=str(entry["name"]).upper(),
         op_id=int(entry["id"]),
@@ -126,6 +142,7 @@ def _aggregate(entry: Mapping[str, Any]) -> AggregateDef:
         arg_count=int(entry["args"]),
         exemplary=bool(entry.get("exemplary", False)),
         aliases=tuple(str(a).upper() for a in entry.get("aliases", ())),
+        arg_names=tuple(str(a) for a in entry.get("arg_names", ())),
     )
 
 

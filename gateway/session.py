@@ -57,6 +57,7 @@ from gateway.protocol import (
 )
 from gateway.protocol.command import check_command
 from gateway.protocol.motebase import add_trailer, parse_status_extension
+from gateway.protocol.result import time_sync_ms
 from gateway.protocol.tos import TOS_HEADER_LEN
 from gateway.transport.base import LinkStats
 
@@ -68,6 +69,9 @@ STOP_TTL = 3
 MS_PER_EPOCH_UNIT = 10
 #: Usable query ids: 0xFF means "no query" on the motes.
 MAX_QUERY_ID = 254
+#: Where the user learns why a basestation does not acknowledge (the section's anchor,
+#: as GitHub renders the heading): a path in the source tree, which the message names.
+NO_ACK_HELP = "docs/hardware.md#the-basestation-does-not-acknowledge"
 
 
 class Endpoint(Protocol):
@@ -230,7 +234,8 @@ def wire_result(body: dict[str, Any], origin: int, plan: ResultPlan) -> WireResu
     if body["qrType"] == QrType.NOT_AGG and not aggregating:
         names = [f.name for f in plan.fields]
         values = dict(zip(names, d["values"], strict=False))
-        return TupleResult(body["qid"], body["epoch"], origin, values)
+        stamp = time_sync_ms(body["timeSyncData"])
+        return TupleResult(body["qid"], body["epoch"], origin, values, stamp)
     if body["qrType"] == QrType.AGG_SINGLE_FIELD and aggregating:
         return AggregateResult(
             body["qid"], body["epoch"], origin, d["groupNo"], d["exprIdx"], bytes(d["state"])
@@ -339,6 +344,13 @@ class QuerySession:
         self._epoch_ms[query_id] = plan.epoch_ms
         self._send_parts(query_id)
         return query
+
+    def follow(self, query: RegisteredQuery) -> None:
+        """Assemble the results of a query this session did not send (one a capture
+        recorded, gateway/capture.py), exactly as those of one it started."""
+        self._used_qids.add(query.query_id)
+        self.assembler.register(query)
+        self._schemas[query.query_id] = result_schema(query.plan)
 
     def _send_parts(self, qid: int) -> None:
         epoch_s = (self._epoch_ms[qid] or 0) / 1000
@@ -527,7 +539,7 @@ class QuerySession:
         if required:
             raise SendError(
                 f"basestation did not acknowledge AM {packet[2]} "
-                f"after {self.config.send_attempts} attempts"
+                f"after {self.config.send_attempts} attempts (see {NO_ACK_HELP})"
             )
         return False
 

@@ -74,6 +74,7 @@ def row_records(row: Row) -> list[Record]:
                 "node_id": row.node_id,
                 "epoch_time": row.epoch_time,
                 "receive_time": row.receive_time,
+                "node_time": row.node_time,
                 "values": {k: _jsonable(v) for k, v in row.values.items()},
             }
         ]

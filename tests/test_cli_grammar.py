@@ -251,6 +251,7 @@ def test_query_ids_are_spelled_qid_everywhere() -> None:
         "mote plot log --qid",
         "mote plot topology --qid",
         "mote query --qid",
+        "mote replay --qid",
         "mote spark --qid",
     }
 

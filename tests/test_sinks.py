@@ -70,6 +70,7 @@ def test_result_log_gets_the_query_record_then_readings(tmp_path: Path) -> None:
             "node_id": 3,
             "epoch_time": START + 1.0,
             "receive_time": START + 1.5,
+            "node_time": None,
             "values": {"nodeid": 3, "light": 21},
         },
         {
@@ -79,6 +80,7 @@ def test_result_log_gets_the_query_record_then_readings(tmp_path: Path) -> None:
             "node_id": 5,
             "epoch_time": START + 1.0,
             "receive_time": START + 1.6,
+            "node_time": None,
             "values": {"nodeid": 5, "light": None},
         },
     ]

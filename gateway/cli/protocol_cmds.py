@@ -13,10 +13,12 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 import click
 
+from gateway.capture import CaptureWriter
 from gateway.cli.params import AmGroup, Duration, platform_option
 from gateway.protocol import (
     DecodeError,
@@ -28,7 +30,8 @@ from gateway.protocol import (
     decode_packet,
 )
 from gateway.protocol.tos import TINYDB_PAYLOAD_LEN
-from gateway.transport import Endpoint, open_endpoint
+from gateway.transport import Endpoint, open_endpoint, platform_baud
+from gateway.transport.url import is_sf_url
 
 _PROTOCOL_BYTES = {int(p) for p in Protocol}
 
@@ -197,6 +200,12 @@ def decode_cmd(
 @click.option("--count", type=int, help="Stop after this many packets.")
 @click.option("--timeout", type=Duration(), help="Stop after this long (30s, 2m, 1h, 90).")
 @click.option("--reconnect", is_flag=True, help="Reopen the port when the link drops.")
+@click.option(
+    "--save",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also record the serial bytes received as a capture, for `mote replay` "
+    "(docs/capture.md); not through a SerialForwarder.",
+)
 def listen_cmd(
     url: str,
     platform: str,
@@ -207,14 +216,19 @@ def listen_cmd(
     count: int | None,
     timeout: float | None,
     reconnect: bool,
+    save: Path | None,
 ) -> None:
     """Print packets arriving on a serial endpoint as they come (Ctrl-C stops)."""
     field_types = _parse_types(types_spec)
     out = sys.stdout
     decoder = _Decoder(field_types, TINYDB_PAYLOAD_LEN, out, sys.stderr)
+    capture = capture_for(save, url, platform, baud)
+    tap = None if capture is None else capture.received
     try:
-        endpoint = open_endpoint(url, platform, baud, reconnect=reconnect)
+        endpoint = open_endpoint(url, platform, baud, reconnect=reconnect, tap=tap)
     except (OSError, ValueError) as exc:
+        if capture is not None:
+            capture.close()
         raise click.ClickException(f"cannot open {url}: {exc}") from exc
     deadline = None if timeout is None else time.monotonic() + timeout
     seen = 0
@@ -235,6 +249,27 @@ def listen_cmd(
         pass
     finally:
         endpoint.close()
+        if capture is not None:
+            capture.close()
+
+
+def capture_for(
+    save: Path | None, url: str, platform: str, baud: int | None
+) -> CaptureWriter | None:
+    """The capture ``--save`` asks for, of `mote listen` and `mote query` alike."""
+    if save is None:
+        return None
+    if is_sf_url(url):
+        raise click.BadParameter(
+            "a SerialForwarder carries packets, not the serial line's bytes: capture at "
+            "the serial port (the one `mote sf` serves)",
+            param_hint="--save",
+        )
+    rate = baud if baud is not None else platform_baud(platform)
+    try:
+        return CaptureWriter(save, port=url, platform=platform, baud=rate)
+    except OSError as exc:
+        raise click.BadParameter(str(exc), param_hint="--save") from None
 
 
 def _in_group(packet: bytes, group: int | None) -> bool:

@@ -16,7 +16,9 @@ from typing import Any, TypeVar
 import click
 
 from gateway.assembly import RegisteredQuery, Row
+from gateway.capture import CaptureError, CaptureWriter, query_to_replay, read_capture, replay
 from gateway.cli.params import Duration, group_option, platform_option, sql_error
+from gateway.cli.protocol_cmds import capture_for
 from gateway.cli.signals import sigterm_calls
 from gateway.console import make_console
 from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
@@ -60,8 +62,11 @@ _group_option = group_option(
 )
 
 
-def _open_link(port: str, platform: str, baud: int | None) -> ReconnectingEndpoint:
-    """The port, reopened with backoff whenever it drops; drops are reported on stderr."""
+def _open_link(
+    port: str, platform: str, baud: int | None, tap: Callable[[bytes], None] | None = None
+) -> ReconnectingEndpoint:
+    """The port, reopened with backoff whenever it drops; drops are reported on stderr.
+    ``tap`` sees every byte read (a capture)."""
     console = make_console(stderr=True)
 
     def dropped(exc: BaseException) -> None:
@@ -72,7 +77,7 @@ def _open_link(port: str, platform: str, baud: int | None) -> ReconnectingEndpoi
 
     try:
         return ReconnectingEndpoint(
-            lambda: open_link(port, platform, baud), on_drop=dropped, on_reconnect=reconnected
+            lambda: open_link(port, platform, baud, tap), on_drop=dropped, on_reconnect=reconnected
         )
     except (OSError, ValueError) as exc:
         raise click.ClickException(f"cannot open {port}: {exc}") from exc
@@ -84,9 +89,14 @@ def _warn(message: str) -> None:
 
 @contextlib.contextmanager
 def _session(
-    port: str, platform: str, baud: int | None, config: SessionConfig
+    port: str,
+    platform: str,
+    baud: int | None,
+    config: SessionConfig,
+    capture: CaptureWriter | None = None,
 ) -> Iterator[QuerySession]:
-    session = QuerySession(_open_link(port, platform, baud), config=config, notify=_warn)
+    tap = None if capture is None else capture.received
+    session = QuerySession(_open_link(port, platform, baud, tap), config=config, notify=_warn)
     try:
         yield session
     except (SendError, LogLockedError, LogCorruptError) as exc:
@@ -180,6 +190,12 @@ def _signals_stop(stop: threading.Event) -> Iterator[None]:
 )
 @click.option("--table/--no-table", default=True, help="Show the live result table.")
 @click.option(
+    "--save",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also record the serial bytes received, and the query, as a capture for "
+    "`mote replay` (docs/capture.md).",
+)
+@click.option(
     "--silence-epochs",
     type=click.IntRange(min=0),
     default=SessionConfig.silence_epochs,
@@ -199,6 +215,7 @@ def query_cmd(
     qid: int | None,
     keep_running: bool,
     table: bool,
+    save: Path | None,
     silence_epochs: int,
 ) -> None:
     """Run a TinySQL query on the network behind PORT and collect its results.
@@ -223,9 +240,15 @@ def query_cmd(
     stop = threading.Event()
     limits = RunLimits(epochs=epochs, duration_s=duration, stop=stop)
     config = SessionConfig(group=group, silence_epochs=silence_epochs or None)
-    with _session(port, platform, baud, config) as session:
+    capture = capture_for(save, port, platform, baud)
+    with contextlib.ExitStack() as cleanup:
+        if capture is not None:
+            cleanup.callback(capture.close)
+        session = cleanup.enter_context(_session(port, platform, baud, config, capture))
         sinks = _sinks(out, log, table, session)
         sinks.append(_Announcer(keep_running))
+        if capture is not None:
+            sinks.append(capture)
         with _signals_stop(stop), contextlib.suppress(KeyboardInterrupt):
             run_query(session, plan, sql, sinks, limits, qid=qid, stop_at_end=not keep_running)
         stats = session.assembler.stats
@@ -235,6 +258,68 @@ def query_cmd(
             f"{stats.filtered_by_having} groups filtered by HAVING",
             err=True,
         )
+
+
+@click.command("replay")
+@click.argument(
+    "capture_path", metavar="CAPTURE", type=click.Path(path_type=Path, dir_okay=False, exists=True)
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    help="Results as .jsonl or .csv; - writes JSON lines to stdout.",
+)
+@click.option(
+    "--log", type=click.Path(path_type=Path, file_okay=False), help="Durable result log directory."
+)
+@click.option(
+    "--sql",
+    help="The query whose results the capture holds [default: the one `mote query --save` "
+    "recorded in it].",
+)
+@click.option(
+    "--qid",
+    type=click.IntRange(0, 254),
+    help="Its query id [default: the recorded query's, or the only one the results carry].",
+)
+@click.option(
+    "--tinydb-states",
+    is_flag=True,
+    help="With --sql: the motes are unmodified TinyDB motes (16-bit aggregate states), "
+    "not motebase motes (32-bit).",
+)
+def replay_cmd(
+    capture_path: Path,
+    out: Path | None,
+    log: Path | None,
+    sql: str | None,
+    qid: int | None,
+    tinydb_states: bool,
+) -> None:
+    """Turn CAPTURE, a serial capture (`mote listen --save`, `mote query --save`), into rows
+    and result-log records, as `mote query --out/--log` would have written them live."""
+    try:
+        capture = read_capture(capture_path)
+        query = query_to_replay(capture, sql, qid, wide_states=not tinydb_states)
+    except CaptureError as exc:
+        raise click.ClickException(str(exc)) from None
+    except TinySQLError as exc:
+        raise sql_error(sql or "", exc) from None
+    try:
+        sinks = list(file_sinks(out, log))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--out") from None
+    try:
+        session = replay(capture, query, sinks)
+    except (LogLockedError, LogCorruptError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    stats = session.assembler.stats
+    click.echo(
+        f"query {query.query_id}: {stats.tuples} tuples, {stats.aggregate_records} aggregate "
+        f"records, {stats.duplicates} duplicates, {stats.late} late, "
+        f"{session.counters.undecodable} undecodable packets",
+        err=True,
+    )
 
 
 @click.command("stop")
@@ -455,4 +540,4 @@ def sf_cmd(
     )
 
 
-COMMANDS: list[click.Command] = [query_cmd, stop_cmd, command_cmd, queries_cmd, sf_cmd]
+COMMANDS: list[click.Command] = [query_cmd, stop_cmd, command_cmd, queries_cmd, sf_cmd, replay_cmd]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gateway.catalog import Catalog, default_catalog
+from gateway.cli.catalog_cmd import catalog_cmd
 from gateway.cli.params import group_option, sql_error
 from gateway.console import make_console
 from gateway.encoder import encode_query
@@ -114,4 +115,4 @@ def _catalog() -> Catalog:
     return default_catalog()
 
 
-COMMANDS: list[click.Command] = [encode_query_cmd, explain_cmd]
+COMMANDS: list[click.Command] = [encode_query_cmd, explain_cmd, catalog_cmd]

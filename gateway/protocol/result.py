@@ -77,12 +77,28 @@ AggRecord = cs.Struct(
     "state" / cs.Bytes(AGG_STATE_LEN),
 )
 
+#: ``timeSyncData``: the sender's logical time in ms when the packet went out, TinyDB's
+#: 40-bit time as its high byte then the low 32 bits (firmware/core/txpath.c stamp_time;
+#: the motebase clock is 32-bit, so the high byte is 0).
+TimeSyncStamp = cs.Struct("timeHigh" / cs.Int8ul, "timeLow" / cs.Int32ul)
+TIME_SYNC_LEN = 5
+assert TimeSyncStamp.sizeof() == TIME_SYNC_LEN
+
+
+def time_sync_ms(data: bytes) -> int | None:
+    """The time in a ``timeSyncData`` field, in ms; None when the sender left it 0 (a mote
+    that does not stamp what it sends over the serial line)."""
+    stamp = parse("TimeSyncStamp", TimeSyncStamp, data)
+    ms = (stamp["timeHigh"] << 32) | stamp["timeLow"]
+    return ms or None
+
+
 QueryResult = cs.Struct(
     "qid" / cs.Int8ul,
     "result_idx" / cs.Int8sl,
     "epoch" / cs.Int16ul,
     "qrType" / cs.Int8ul,
-    "timeSyncData" / cs.Bytes(5),
+    "timeSyncData" / cs.Bytes(TIME_SYNC_LEN),
     "clockCount" / cs.Int16sl,
     "lastDiff" / cs.Int16sl,
     "d" / padded_union(RESULT_UNION_LEN, cs.this.qrType, {2: TupleData, 3: AggRecord}),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Protocol as TypingProtocol
 
 from gateway.protocol.framing import (
@@ -58,8 +59,12 @@ class SerialEndpoint(ThreadedEndpoint):
         name: str | None = None,
         ack_timeout: float = ACK_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
+        tap: Callable[[bytes], None] | None = None,
     ) -> None:
+        """``tap`` gets every chunk of bytes read from the port, as read, before
+        deframing (a capture: gateway/capture.py); it runs on the reader thread."""
         super().__init__(name or str(port.port))
+        self._tap = tap
         self._port = port
         self._port.timeout = POLL_INTERVAL
         self._deframer = Deframer()
@@ -73,6 +78,8 @@ class SerialEndpoint(ThreadedEndpoint):
 
     def _receive(self) -> list[bytes]:
         chunk = self._port.read(max(1, self._port.in_waiting))
+        if chunk and self._tap is not None:
+            self._tap(chunk)
         packets: list[bytes] = []
         for frame in self._deframer.feed(chunk):
             packet = self._dispatch(frame)

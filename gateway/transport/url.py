@@ -38,19 +38,32 @@ def _host_port(spec: str, url: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def open_link(url: str, platform: str = "mica2", baud: int | None = None) -> Endpoint:
-    """Open ``url`` once; errors (no such device, connection refused) propagate as OSError."""
+def is_sf_url(url: str) -> bool:
+    """Whether ``url`` names a SerialForwarder, which carries packets, not serial bytes."""
+    return url.startswith(("sf://", "sf@"))
+
+
+def open_link(
+    url: str,
+    platform: str = "mica2",
+    baud: int | None = None,
+    tap: Callable[[bytes], None] | None = None,
+) -> Endpoint:
+    """Open ``url`` once; errors (no such device, connection refused) propagate as OSError.
+    ``tap`` sees every byte read from a serial port (ValueError for a SerialForwarder)."""
     rate = baud if baud is not None else platform_baud(platform)
-    if url.startswith(("sf://", "sf@")):
+    if is_sf_url(url):
+        if tap is not None:
+            raise ValueError("a SerialForwarder carries packets, not the serial line's bytes")
         return SFEndpoint(*_host_port(url[5:] if url.startswith("sf://") else url[3:], url))
     if url.startswith("serial@"):
         path, sep, explicit = url[len("serial@") :].rpartition(":")
         if sep and explicit.isdigit():
-            return SerialEndpoint(serial.Serial(path, int(explicit)), name=url)
-        return SerialEndpoint(serial.Serial(url[len("serial@") :], rate), name=url)
+            return SerialEndpoint(serial.Serial(path, int(explicit)), name=url, tap=tap)
+        return SerialEndpoint(serial.Serial(url[len("serial@") :], rate), name=url, tap=tap)
     if "://" in url:
-        return SerialEndpoint(serial.serial_for_url(url, baudrate=rate), name=url)
-    return SerialEndpoint(serial.Serial(url, rate), name=url)
+        return SerialEndpoint(serial.serial_for_url(url, baudrate=rate), name=url, tap=tap)
+    return SerialEndpoint(serial.Serial(url, rate), name=url, tap=tap)
 
 
 def open_endpoint(
@@ -60,9 +73,10 @@ def open_endpoint(
     *,
     reconnect: bool = False,
     on_drop: Callable[[BaseException], None] | None = None,
+    tap: Callable[[bytes], None] | None = None,
 ) -> Endpoint:
     """Open ``url``; with ``reconnect`` the endpoint reopens it after every failure."""
     platform_baud(platform)  # reject an unknown platform before touching the port
     if not reconnect:
-        return open_link(url, platform, baud)
-    return ReconnectingEndpoint(lambda: open_link(url, platform, baud), on_drop=on_drop)
+        return open_link(url, platform, baud, tap)
+    return ReconnectingEndpoint(lambda: open_link(url, platform, baud, tap), on_drop=on_drop)
