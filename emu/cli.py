@@ -218,7 +218,9 @@ def _run_experiment(
     stops = _stop_points(stop_after, len(sqls))
     runs = [QueryRun(sql, stops.get(i)) for i, sql in enumerate(sqls)]
     try:
-        sinks = file_sinks(out, log)
+        # afresh, as the truth beside them is: rows of an earlier run would count as
+        # duplicates and wrong values against this run's truth
+        sinks = file_sinks(out, log, fresh=True)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--out") from None
     with console.status("running") as status:

@@ -153,11 +153,14 @@ def computed_columns(row: Row, plan: ResultPlan) -> Record:
 class JsonLinesSink:
     """One JSON object per log record (:func:`jsonl_records`), to a file or a stream."""
 
-    def __init__(self, target: Path | IO[str]) -> None:
-        # A stream (stdout for --out -) is the caller's: flushed, never closed.
+    def __init__(self, target: Path | IO[str], *, fresh: bool = False) -> None:
+        # A stream (stdout for --out -) is the caller's: flushed, never closed. A file is
+        # appended to unless `fresh`: a query session restarted on the same --out goes on.
         self._owned = isinstance(target, Path)
         self._file: IO[str] = (
-            target.open("a", encoding="utf-8") if isinstance(target, Path) else target
+            target.open("w" if fresh else "a", encoding="utf-8")
+            if isinstance(target, Path)
+            else target
         )
         self._plans: dict[int, ResultPlan] = {}  # by query id: one sink may serve several
 
@@ -181,10 +184,11 @@ class JsonLinesSink:
 STDOUT = Path("-")
 
 
-def file_sinks(out: Path | None, log: Path | None) -> list[Sink]:
+def file_sinks(out: Path | None, log: Path | None, *, fresh: bool = False) -> list[Sink]:
     """Sinks for ``--out`` (a .jsonl or .csv file, or ``-``: JSON lines on stdout) and
     ``--log`` (a result log directory), as every command that writes rows takes them.
-    ValueError for another suffix."""
+    A .jsonl file is appended to unless ``fresh`` (a .csv is always written afresh: one
+    header). ValueError for another suffix."""
     sinks: list[Sink] = []
     if log is not None:
         sinks.append(ResultLogSink(ResultLog(log)))
@@ -194,7 +198,7 @@ def file_sinks(out: Path | None, log: Path | None) -> list[Sink]:
         if out.suffix == ".csv":
             sinks.append(CsvSink(out))
         elif out.suffix in (".jsonl", ".json", ".ndjson"):
-            sinks.append(JsonLinesSink(out))
+            sinks.append(JsonLinesSink(out, fresh=fresh))
         else:
             raise ValueError(f"{out}: results are written as .jsonl or .csv")
     return sinks
