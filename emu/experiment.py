@@ -31,6 +31,7 @@ from emu.truth import OBS_QUERY, OBS_SAMPLED, QUERY_FREE, Truth, ground_truth, s
 from emu.virtual_link import VirtualEndpoint
 from gateway.assembly import Reading, RegisteredQuery, Row
 from gateway.plan import compile_query
+from gateway.plan.capacity import epoch_intervals
 from gateway.session import QuerySession, RowSink, SessionConfig
 from gateway.sinks import jsonl_records
 
@@ -40,6 +41,9 @@ DRAIN_EPOCHS = 2
 AFTER_STOP_EPOCHS = 5
 #: The gateway polls this often (seconds of virtual time).
 POLL_S = 0.05
+#: firmware/core/schedule.h: SCHED_START_DELAY_MS, SCHED_CTL_PERIOD_MS, SCHED_CTL_SLOT_MS
+START_DELAY_S, CTL_PERIOD_S, CTL_SLOT_S = 4.096, 1.024, 0.064
+UNROUTED = 255
 #: Epoch length assumed for a ONCE query (the motes' SCHED_ONCE_MS).
 ONCE_MS = 1024
 
@@ -175,7 +179,18 @@ class _Runner:
         longest = max(o.epoch_ms for o in self.outcomes)
         epochs = max(self.epochs, *(o.run.stop_after or 0 for o in self.outcomes))
         # Generous: a query that never reaches the root's epoch count still ends.
-        return (epochs + DRAIN_EPOCHS + 10) * longest / 1000.0 * 2
+        return (epochs + DRAIN_EPOCHS + 10) * longest / 1000.0 * 2 + self._start_delay_s(longest)
+
+    def _start_delay_s(self, epoch_ms: int) -> float:
+        """The longest the root may wait before epoch 1 (firmware/core/schedule.c,
+        sched_start_base): the down wave crossing every level, then the deepest level's
+        lead of (depth + 2) intervals; a 150-hop line at 1 s waits ~50 s."""
+        depths = self.net.routing().depth
+        routed = depths[depths != UNROUTED]
+        deepest = int(routed.max()) if routed.size else 0
+        wave_s = 2 * CTL_PERIOD_S + deepest * CTL_SLOT_S
+        lead_s = (deepest + 2) * epoch_ms / epoch_intervals(epoch_ms) / 1000.0
+        return START_DELAY_S + wave_s + lead_s
 
     def _maybe_finish(self, outcome: QueryOutcome) -> None:
         qid = outcome.query.query_id

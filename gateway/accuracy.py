@@ -847,7 +847,7 @@ def dissemination(header: TruthHeader) -> Dissemination:
 
 def _stop_lags(header: TruthHeader, stop: int) -> dict[int, int]:
     """Epochs each node went on sampling after the stop. In time where the truth has the
-    times: a node at depth d works on an epoch about d / 8 epochs before the root does
+    times: a node at depth d works on an epoch about d / 8 to d / 4 epochs before the root does
     (firmware/core/schedule.h), so its epoch numbers run ahead of the root's and would
     count that lead as lag. Else by epoch number."""
     period = header.epoch_ms

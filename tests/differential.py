@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from emu.experiment import QueryRun, result_records, run_experiment, truth_records
 from emu.network import Network, NetworkConfig
 from gateway.accuracy import AccuracyReport, AggregateAccuracy, TupleAccuracy, compare
-from gateway.plan.capacity import INTERVAL_SHARE, RECORD_MS, RECORD_SLACK, TUPLE_MS_PER_NODE
+from gateway.plan.capacity import INTERVALS_MAX, RECORD_MS, RECORD_SLACK, TUPLE_MS_PER_NODE
 
 REGRESSIONS = Path(__file__).parent / "data" / "differential_regressions.json"
 
@@ -103,7 +103,7 @@ def _tuple_query(draw: st.DrawFn) -> _Query:
 STATE_BYTES = {"SUM": 4, "COUNT": 4, "MIN": 6, "MAX": 6, "AVG": 8}
 GROUP_ARENA = 672 - 672 // 8
 # records a node can send in a 16 s epoch's interval
-MAX_RECORDS = int(16384 // (INTERVAL_SHARE * RECORD_MS * RECORD_SLACK))
+MAX_RECORDS = int(16384 // (INTERVALS_MAX * RECORD_MS * RECORD_SLACK))
 
 
 def _group_by(draw: st.DrawFn, nodes: int, ops: list[str]) -> tuple[str, int]:
@@ -170,9 +170,10 @@ def _epoch_ms(queries: list[_Query], nodes: int, draw: st.DrawFn) -> int:
     """A period from 1 to 16 s that carries the case's load (the capacity rule)."""
     records = sum(q.records for q in queries)
     tuple_queries = sum(q.tuples for q in queries)
-    # the capacity rule (gateway/plan/capacity.py), summed over the concurrent queries:
+    # the capacity rule (gateway/plan/capacity.py) at its shortest interval (an eighth of
+    # the epoch), summed over the concurrent queries:
     # records and tuples share the channel
-    record_ms = math.ceil(INTERVAL_SHARE * RECORD_MS * records * RECORD_SLACK)
+    record_ms = math.ceil(INTERVALS_MAX * RECORD_MS * records * RECORD_SLACK)
     need = max(1024, record_ms + TUPLE_MS_PER_NODE * nodes * tuple_queries)
     choices = [p for p in (1024, 2048, 4096, 8192, 16384) if p >= need]
     return draw(st.sampled_from(choices or [16384]))

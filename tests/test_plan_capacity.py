@@ -6,11 +6,11 @@ from click.testing import CliRunner
 
 from gateway.cli.sql_cmds import explain_cmd
 from gateway.plan import compile_query
-from gateway.plan.capacity import capacity
+from gateway.plan.capacity import capacity, epoch_intervals
 
 
 def test_records_per_node_follow_the_interval() -> None:
-    # 2.04 s / 8 = 255 ms; 2 records x 50 ms x 5/4 = 125 ms a group: 2 groups
+    # 2.04 s / 4 = 510 ms; 2 records x 50 ms x 5/4 = 125 ms a group: 4 groups
     load = capacity(
         compile_query(
             "SELECT nodeid/4, AVG(light), COUNT(*) FROM sensors GROUP BY nodeid/4 "
@@ -18,15 +18,21 @@ def test_records_per_node_follow_the_interval() -> None:
         )
     )
     assert load is not None
-    assert (load.records_per_group, load.max_groups, load.grouped) == (2, 2, True)
-    # at 4 s the same query carries 4 groups (4.09 s / 8 = 511 ms; 511 // 125)
+    assert (load.records_per_group, load.max_groups, load.grouped) == (2, 4, True)
+    # at 4 s the same query carries 8 groups (4.09 s / 4 = 1022 ms; 1022 // 125)
     wider = capacity(
         compile_query(
             "SELECT nodeid/4, AVG(light), COUNT(*) FROM sensors GROUP BY nodeid/4 "
             "EPOCH DURATION 4096"
         )
     )
-    assert wider is not None and wider.max_groups == 4
+    assert wider is not None and wider.max_groups == 8
+
+
+def test_intervals_are_the_firmwares() -> None:
+    # the values firmware/tests/test_schedule.c checks for sched_intervals
+    periods = (1020, 1530, 1540, 1600, 2040, 4090, 6000, 8190, 31000)
+    assert [epoch_intervals(p) for p in periods] == [8, 8, 4, 4, 4, 4, 6, 8, 8]
 
 
 def test_tuples_are_bounded_by_the_busiest_root_child() -> None:

@@ -8,6 +8,15 @@
 #include "stops.h"
 #include "txpath.h"
 
+/* How late an epoch's work may begin rather than be skipped: two intervals, what a move
+ * two levels deeper shifts it by. (All but an interval let a 100-node lossy grid at 1 s
+ * form a two-node routing cycle: the nodes furthest behind, catching up, switched
+ * parents on stale depths.) */
+static uint32_t run_late_ms(const query_run *run)
+{
+    return 2u * sched_interval_ms(run->epoch_ms);
+}
+
 static uint32_t interval_start(const query_run *run, uint8_t k)
 {
     return sched_interval_start(run->epoch_start, run->epoch_ms, k);
@@ -97,7 +106,7 @@ static uint32_t records_expected(const mote_state *st, uint8_t slot)
  * still end inside it (sched_jitter_span). Aggregate records: the whole burst of
  * them, one packet time each, must end inside it -- where the parent listens --
  * so k records leave k packet times less room (none: start at once). How many
- * records fit one interval (interval / SCHED_TX_GUARD_MS: 4 at 1 s epochs) is
+ * records fit one interval (interval / SCHED_TX_GUARD_MS: 5 at 1 s epochs) is
  * the schedule's limit on aggregates x groups.
  */
 static uint32_t transmit_span(const mote_state *st, uint8_t slot)
@@ -166,7 +175,7 @@ static void plan_epoch(mote_state *st, uint8_t slot, uint32_t after)
 {
     const query *q = &st->queries.slot[slot];
     query_run *run = &st->run[slot];
-    uint32_t label;
+    uint32_t label, now = mote_now(st);
     /* Between epochs is when a better parent may be taken; within one the parent is
      * held while aggregates run, so records go where they are expected
      * (net/routing.h). Tuples carry their epoch and may take any way up. */
@@ -174,8 +183,15 @@ static void plan_epoch(mote_state *st, uint8_t slot, uint32_t after)
     routing_hold_switches(&st->rt, aggregates_running(st));
     routing_keep_steady(&st->rt, aggregates_running(st));
     run->slot_depth = sched_slot_depth(routing_depth(&st->rt));
-    label = sched_next_label(mote_now(st), q->epoch_base, run->epoch_ms, run->slot_depth,
-                             after + 1u);
+    /* An epoch whose work at this depth began a little ago (run_late_ms) is still
+     * taken, late: a move to a deeper parent starts the next epoch's work earlier, and
+     * the epoch would be skipped -- a reading lost for the sake of a schedule. Its
+     * records may miss the parent (counted late there); tuples do not. */
+    label = sched_next_label(now, q->epoch_base, run->epoch_ms, run->slot_depth, after + 1u);
+    if (label != after + 1u &&
+        now - sched_work_start(q->epoch_base, run->epoch_ms, run->slot_depth, label - 1u) <
+            run_late_ms(run))
+        label--;
     run->label = label;
     run->epoch_start = sched_label_start(q->epoch_base, run->epoch_ms, label);
     schedule_epoch(st, slot);

@@ -9,9 +9,19 @@ uint32_t sched_epoch_ms(int16_t units)
     return units > 0 ? (uint32_t)units * SCHED_EPOCH_UNIT_MS : SCHED_EPOCH_UNIT_MS;
 }
 
+uint8_t sched_intervals(uint32_t epoch_ms)
+{
+    uint32_t n = (epoch_ms + SCHED_INTERVAL_TARGET_MS / 2u) / SCHED_INTERVAL_TARGET_MS;
+    if (epoch_ms < SCHED_SHORT_EPOCH_MS)
+        return (uint8_t)SCHED_INTERVALS_MAX;
+    if (n < SCHED_INTERVALS_MIN)
+        return (uint8_t)SCHED_INTERVALS_MIN;
+    return (uint8_t)(n > SCHED_INTERVALS_MAX ? SCHED_INTERVALS_MAX : n);
+}
+
 uint32_t sched_interval_ms(uint32_t epoch_ms)
 {
-    uint32_t i = epoch_ms / SCHED_INTERVALS;
+    uint32_t i = epoch_ms / sched_intervals(epoch_ms);
     return i ? i : 1u;
 }
 
@@ -52,8 +62,8 @@ uint32_t sched_label_start(uint32_t base, uint32_t epoch_ms, uint32_t label)
 uint32_t sched_next_label(uint32_t now, uint32_t base, uint32_t epoch_ms, uint8_t slot,
                           uint32_t min_label)
 {
-    /* Work on epoch e begins (slot + 2) intervals before its end: at
-     * (base + e) P - (slot + 2) I. The first e with that at or after now: */
+    /* Work on epoch e begins (slot + 2) intervals before its end (sched_work_start).
+     * The first e with that at or after now: */
     uint32_t lead = ((uint32_t)slot + 2u) * sched_interval_ms(epoch_ms);
     uint32_t epoch_now = now / epoch_ms; /* index of the epoch containing now */
     uint32_t e = epoch_now - base + 1u;  /* its number (wraps below 1: not started) */
@@ -68,6 +78,11 @@ uint32_t sched_next_label(uint32_t now, uint32_t base, uint32_t epoch_ms, uint8_
     if ((int32_t)(label - min_label) < 0)
         label = min_label;
     return label;
+}
+
+uint32_t sched_work_start(uint32_t base, uint32_t epoch_ms, uint8_t slot, uint32_t label)
+{
+    return (base + label) * epoch_ms - ((uint32_t)slot + 2u) * sched_interval_ms(epoch_ms);
 }
 
 uint8_t sched_slot_depth(uint8_t depth)

@@ -13,8 +13,19 @@
  * query has reached the network when epoch 1 begins instead of joining it
  * level by level (sched_start_base).
  *
- * Within an epoch, intervals of I = P / SCHED_INTERVALS are counted back from
- * its end. A node at depth d
+ * Within an epoch, intervals of I = P / n are counted back from its end, where
+ * n (sched_intervals) gives each about SCHED_INTERVAL_TARGET_MS and stays in
+ * [SCHED_INTERVALS_MIN, SCHED_INTERVALS_MAX]. A level's interval must hold its
+ * nodes' sends and resends under contention, a few 50-ms packets each: with
+ * eight intervals of a 2 s epoch (255 ms) a 25-node COUNT counted a median 16-18
+ * nodes on the default radio, records missing their parent's interval; with four
+ * (510 ms), 25. Fewer than four cannot hold listen, transmit and overhear of one epoch
+ * apart from the next: nodes skipped every other epoch. Epochs under
+ * SCHED_SHORT_EPOCH_MS keep eight: there a lossy 25-node network is already past
+ * what the channel carries (docs/radio.md), longer intervals delivered
+ * little more (1 s SELECT, 25 nodes: 40-43 % either way) and, with every
+ * relay sending all the time, stops took an epoch longer to reach the deepest
+ * nodes on the sinr radio. A node at depth d
  *     listens      in interval d+1 (its children transmit),
  *     transmits    in interval d   (records go to the parent, which listens),
  *     overhears    in interval d-1 (its parent transmits: route liveness, sync),
@@ -77,7 +88,10 @@
 
 #include "../net/airtime.h"
 
-#define SCHED_INTERVALS 8u        /* intervals per epoch: 125 ms at 1 s */
+#define SCHED_INTERVAL_TARGET_MS 1024u /* about a second per level's interval... */
+#define SCHED_INTERVALS_MIN 4u         /* ...but 4 at least (250 ms at 1 s epochs) */
+#define SCHED_INTERVALS_MAX 8u         /* and at most 8 (3.9 s at the lab's 31 s) */
+#define SCHED_SHORT_EPOCH_MS 1536u     /* shorter epochs keep 8 (see above) */
 #define SCHED_MAX_SLOT_DEPTH 254u /* every routable depth has its own interval */
 #define SCHED_UNROUTED_SLOT 1u    /* slot of a node without a route: it samples, cannot send */
 #define SCHED_EPOCH_UNIT_MS 10u
@@ -92,6 +106,8 @@
 /* Epoch length in ms for an epochDuration in 10-ms units (0x7FFF = ONCE). */
 uint32_t sched_epoch_ms(int16_t units);
 
+/* Intervals per epoch of epoch_ms, and their length. */
+uint8_t sched_intervals(uint32_t epoch_ms);
 uint32_t sched_interval_ms(uint32_t epoch_ms);
 
 /*
@@ -122,6 +138,9 @@ uint32_t sched_label_start(uint32_t base, uint32_t epoch_ms, uint32_t label);
  */
 uint32_t sched_next_label(uint32_t now, uint32_t base, uint32_t epoch_ms, uint8_t slot,
                           uint32_t min_label);
+
+/* When work on epoch `label` begins at slot depth `slot`: its children's interval. */
+uint32_t sched_work_start(uint32_t base, uint32_t epoch_ms, uint8_t slot, uint32_t label);
 
 /* Slot depth used for a routing depth (unrouted: SCHED_UNROUTED_SLOT). */
 uint8_t sched_slot_depth(uint8_t depth);

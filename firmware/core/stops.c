@@ -62,8 +62,13 @@ void stops_on_straggler(mote_state *st, uint8_t qid)
     if (st->id == MOTE_ROOT_ID)
         stops_remember(st, qid); /* the root runs what the gateway runs: nothing else */
     i = index_of(st, qid);
-    if (i < STOPS_REMEMBERED)
+    if (i < STOPS_REMEMBERED) {
         st->stops.due |= (uint8_t)(1u << i);
+        /* The straggler is awake now -- it just sent, and listens for the ack and sends
+         * on -- while in the down slot it may well be sending to its parent: the DEL
+         * goes at once rather than wait for it (one per control period still). */
+        st->ctl_until = sched_later(st->ctl_until, mote_now(st) + STOPS_REPLY_MS);
+    }
 }
 
 void stops_echo(mote_state *st, uint8_t qid)

@@ -11,8 +11,9 @@
  *     sends it again STOPS_ECHOES times, a control period apart (stops_echo):
  *     a child that lost the first copy to a lossy link most likely hears one;
  *   - a node that hears a result of a remembered query -- addressed to it or
- *     overheard -- broadcasts a DEL for it down the wave (at most one DEL per
- *     control period), so a straggler is told by whoever hears it;
+ *     overheard -- broadcasts a DEL for it at once, outside the down wave's
+ *     slot, while the straggler that just sent still listens (at most one DEL
+ *     per control period), so a straggler is told by whoever hears it;
  *   - a DEL from upstream for a query the node does not know is remembered
  *     and passed on once, so it reaches stragglers below nodes that already
  *     forgot the query;
@@ -37,6 +38,8 @@ void stops_remember(mote_state *st, uint8_t qid);
 
 /* The DEL for remembered `qid` has just gone down: repeat it STOPS_ECHOES times. */
 #define STOPS_ECHOES 2u
+/* How long after hearing a straggler its DEL may leave outside the down slot. */
+#define STOPS_REPLY_MS RADIO_SEND_MS
 void stops_echo(mote_state *st, uint8_t qid);
 void stops_forget(mote_state *st, uint8_t qid);
 

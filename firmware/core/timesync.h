@@ -9,7 +9,7 @@
  * taken when the frame is handed to the radio ages by the backoff and the
  * airtime, 20-40 ms, and only the stamps that aged past the threshold are
  * adopted, so each hop's clock fell ~35 ms behind its parent's, a depth-4
- * node's by ~100 ms, most of a 125 ms interval at 1 s epochs. A jump of a quarter epoch or
+ * node's by ~100 ms, most of a 125 ms interval at 1 s epochs (then 8 a second). A jump of a quarter epoch or
  * more would tear a query's slot schedule: it is planned afresh.
  */
 #ifndef MOTE_CORE_TIMESYNC_H

@@ -7,15 +7,26 @@ static void test_units_and_intervals(void)
     /* 10-ms units honoured exactly: 102 units = 1020 ms, not 768 (A2) */
     CHECK_EQ(sched_epoch_ms(102), 1020);
     CHECK_EQ(sched_epoch_ms(0x7FFF), SCHED_ONCE_MS);
-    CHECK_EQ(sched_interval_ms(1600), 1600 / SCHED_INTERVALS);
-    CHECK_EQ(SCHED_INTERVALS, 8); /* 125-ms intervals at 1 s */
+    /* About a second an interval (a level's sends and resends), 4 to 8 of them; short
+     * epochs keep 8 */
+    CHECK_EQ(sched_intervals(1020), 8);
+    CHECK_EQ(sched_intervals(1530), 8);
+    CHECK_EQ(sched_intervals(1540), 4);
+    CHECK_EQ(sched_intervals(1600), 4);
+    CHECK_EQ(sched_interval_ms(1600), 400);
+    CHECK_EQ(sched_intervals(2040), 4);
+    CHECK_EQ(sched_intervals(4090), 4);
+    CHECK_EQ(sched_intervals(6000), 6);
+    CHECK_EQ(sched_intervals(8190), 8);
+    CHECK_EQ(sched_intervals(31000), 8);
+    CHECK_EQ(sched_interval_ms(31000), 3875);
     CHECK_EQ(sched_interval_ms(5), 1);
-    /* epoch [3200, 4800), 8 intervals of 200 ms counted back from the end */
-    CHECK_EQ(sched_interval_start(3200, 1600, 0), 4600); /* root transmits last */
-    CHECK_EQ(sched_interval_start(3200, 1600, 1), 4400); /* depth 1 transmits, root listens */
-    CHECK_EQ(sched_interval_start(3200, 1600, 7), 3200);
+    /* epoch [3200, 4800), 4 intervals of 400 ms counted back from the end */
+    CHECK_EQ(sched_interval_start(3200, 1600, 0), 4400); /* root transmits last */
+    CHECK_EQ(sched_interval_start(3200, 1600, 1), 4000); /* depth 1 transmits, root listens */
+    CHECK_EQ(sched_interval_start(3200, 1600, 3), 3200);
     /* deeper levels continue back into earlier epochs' time: no clamp */
-    CHECK_EQ(sched_interval_start(3200, 1600, 9), 2800);
+    CHECK_EQ(sched_interval_start(3200, 1600, 5), 2400);
     CHECK_EQ(sched_slot_depth(3), 3);
     CHECK_EQ(sched_slot_depth(40), 40);
     CHECK_EQ(sched_slot_depth(254), 254);
@@ -45,6 +56,10 @@ static void test_epoch_numbers(void)
     CHECK_EQ(sched_next_label(13000, 15, 1000, 20, 1), 1); /* 16000 - 2750 = 13250 ahead */
     CHECK_EQ(sched_next_label(14000, 15, 1000, 20, 1), 2); /* passed: epoch 2, at 14250 */
     CHECK_EQ(sched_next_label(14300, 15, 1000, 20, 1), 3);
+    CHECK_EQ(sched_work_start(15, 1000, 20, 2), 14250);
+    CHECK_EQ(sched_work_start(15, 1000, 0, 1), 15750);
+    /* 2 s epochs, 4 intervals of 510 ms: depth 3 begins 5 x 510 ms before the end */
+    CHECK_EQ(sched_work_start(15, 2040, 3, 1), 16u * 2040u - 2550u);
 }
 
 static void test_down_slots(void)

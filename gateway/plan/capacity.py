@@ -2,9 +2,10 @@
 
 The rule of docs/accuracy.md ("the channel's capacity"), measured on the emulated Mica2:
 
-* a node sends one record per aggregate expression and group in its transmit interval, an
-  eighth of the epoch, each a packet's worst time with its backoff (firmware/net/airtime.h:
-  50 ms at the CC1000's 19.2 kbit/s), with a quarter of slack: ``k x G x 50 ms x 5/4 <= P / 8``;
+* a node sends one record per aggregate expression and group in its transmit interval, a
+  quarter to an eighth of the epoch (``epoch_intervals``), each a packet's worst time with
+  its backoff (firmware/net/airtime.h: 50 ms at the CC1000's 19.2 kbit/s), with a quarter of
+  slack: ``k x G x 50 ms x 5/4 <= P / n``;
 * every tuple crosses a child of the root, and a link to the root carries about 25 tuples a
   second (40 ms a tuple: a 36 ms frame and its backoff): a tuple query delivers every tuple
   while the busiest root child's subtree holds at most ``P / 40 ms`` nodes. Measured
@@ -23,8 +24,19 @@ from gateway.plan.model import QueryPlan
 
 RECORD_MS = 50
 """One result packet on the air, with its longest backoff (firmware/net/airtime.h)."""
-INTERVAL_SHARE = 8
-"""A node's transmit interval is this fraction of the epoch."""
+INTERVAL_TARGET_MS = 1024
+INTERVALS_MIN, INTERVALS_MAX = 4, 8
+SHORT_EPOCH_MS = 1536
+
+
+def epoch_intervals(epoch_ms: int) -> int:
+    """Intervals an epoch is cut into: firmware/core/schedule.c ``sched_intervals``, which
+    aims at about a second per level and keeps 4 to 8 of them (8 below 1.5 s)."""
+    if epoch_ms < SHORT_EPOCH_MS:
+        return INTERVALS_MAX
+    n = (epoch_ms + INTERVAL_TARGET_MS // 2) // INTERVAL_TARGET_MS
+    return max(INTERVALS_MIN, min(INTERVALS_MAX, n))
+
 RECORD_SLACK = 5 / 4
 TUPLE_MS_PER_NODE = 40
 """Airtime a tuple takes on the busiest link, the one into the root."""
@@ -44,7 +56,7 @@ class Capacity:
         """Groups a node can send records for in its interval."""
         if self.records_per_group == 0:
             return 0
-        interval = self.epoch_ms / INTERVAL_SHARE
+        interval = self.epoch_ms // epoch_intervals(self.epoch_ms)
         return int(interval // (self.records_per_group * RECORD_MS * RECORD_SLACK))
 
     @property
@@ -55,9 +67,10 @@ class Capacity:
     def describe(self) -> list[str]:
         period = f"{self.epoch_ms / 1000:g} s"
         if self.records_per_group:
+            share = epoch_intervals(self.epoch_ms)
             lines = [
                 f"a node sends {self.records_per_group} record(s) per group in its interval "
-                f"({period} / {INTERVAL_SHARE}, {RECORD_MS} ms a record): it carries "
+                f"({period} / {share}, {RECORD_MS} ms a record): it carries "
                 f"{self.max_groups} group(s) per node"
             ]
             if self.max_groups < 1:
