@@ -7,9 +7,14 @@ from a row's value which node it came from.
 from __future__ import annotations
 
 import contextlib
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from emu.bridge import SerialBridge, serve
 from emu.network import Network, NetworkConfig
@@ -37,3 +42,32 @@ def emulated_bridge(
     finally:
         served.stop()
         net.close()
+
+
+#: The installed console script, as a user runs it.
+MOTE = str(Path(sys.executable).with_name("mote"))
+
+
+def mote_emulate_pty(argv: list[str], cwd: Path) -> Iterator[str]:
+    """Run ``mote emulate`` with ``argv`` (its arguments after the command name) in the
+    background, yield the pty it printed, and stop it afterwards: a generator, so a
+    fixture can ``yield from`` it and a test drive it with ``next``."""
+    proc = subprocess.Popen(
+        [MOTE, "emulate", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=cwd,
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("pty: "):
+                # its later progress must not fill the pipe and block it
+                os.set_blocking(proc.stdout.fileno(), False)
+                yield line.split()[1]
+                return
+        pytest.fail("mote emulate printed no pty")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -5,7 +5,6 @@ the rows and result-log records the live run produced."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from emulated import mote_emulate_pty
 
 from gateway.capture import CaptureError, read_capture
 
@@ -33,24 +33,8 @@ def mote(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _emulator(tmp_path: Path, *extra: str) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [MOTE, "emulate", "--nodes", "9", "--lossless", "--pty", "--realtime", *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=tmp_path,
-    )
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if line.startswith("pty: "):
-                os.set_blocking(proc.stdout.fileno(), False)
-                yield line.split()[1]
-                return
-        pytest.fail("mote emulate printed no pty")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    argv = ["--nodes", "9", "--lossless", "--pty", "--realtime", *extra]
+    return mote_emulate_pty(argv, tmp_path)
 
 
 @pytest.fixture

@@ -6,16 +6,17 @@ far the routing tree has formed."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import pytest
 from docs_text import DOCS, REPO, anchors, code_blocks, mote_commands, relative_links
+from emulated import mote_emulate_pty
 from scripted_mote import ScriptedMote, TinyDBRoot
 
 from emu.cli import RoutingProgress
@@ -91,27 +92,10 @@ def _tutorial_command(subcommand: str) -> list[str]:
 
 
 @pytest.fixture
-def emulator(tmp_path: Path):
+def emulator(tmp_path: Path) -> Iterator[str]:
     """The tutorial's terminal 1, in the background; yields the pty path it printed."""
-    proc = subprocess.Popen(
-        [MOTE, *_tutorial_command("emulate"), "--duration", "2m"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=tmp_path,
-    )
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if line.startswith("pty: "):
-                os.set_blocking(proc.stdout.fileno(), False)
-                yield line.split()[1]
-                break
-        else:
-            pytest.fail("mote emulate printed no pty")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    argv = _tutorial_command("emulate")[1:]  # after "emulate"
+    yield from mote_emulate_pty([*argv, "--duration", "2m"], tmp_path)
 
 
 def test_the_tutorials_gateway_commands_run_against_the_emulator(

@@ -37,6 +37,7 @@ def epoch_intervals(epoch_ms: int) -> int:
     n = (epoch_ms + INTERVAL_TARGET_MS // 2) // INTERVAL_TARGET_MS
     return max(INTERVALS_MIN, min(INTERVALS_MAX, n))
 
+
 RECORD_SLACK = 5 / 4
 TUPLE_MS_PER_NODE = 40
 """Airtime a tuple takes on the busiest link, the one into the root."""
