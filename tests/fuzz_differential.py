@@ -32,7 +32,9 @@ from differential import (
 
 def failures(case: Case) -> list[str]:
     report = run_case(case)
-    return exactness_failures(report) if case.lossless else soundness_failures(report)
+    if case.lossless:
+        return exactness_failures(report, case.topology)
+    return soundness_failures(report)
 
 
 def main() -> int:

@@ -17,7 +17,6 @@ import pytest
 from spark.errors import missing_extra, spark_failure_hint
 
 MOTE = str(Path(sys.executable).with_name("mote"))  # the installed console script
-REPO = Path(__file__).resolve().parent.parent  # whose code the script runs (not an older install)
 
 # A meta-path finder that refuses pyspark as an interpreter without the extra does
 # (ModuleNotFoundError naming it), installed in every process through sitecustomize.
@@ -66,7 +65,7 @@ def mote(*args: str, env_path: Path | None = None) -> subprocess.CompletedProces
     env = (
         None
         if env_path is None
-        else {**os.environ, "PYTHONPATH": os.pathsep.join([str(env_path), str(REPO)])}
+        else {**os.environ, "PYTHONPATH": str(env_path)}  # the installed package runs
     )
     return subprocess.run(
         [MOTE, *args], capture_output=True, text=True, timeout=120, check=False, env=env

@@ -39,7 +39,9 @@ SETTINGS = settings(
 
 def check(case: Case) -> None:
     report = run_case(case)
-    failures = exactness_failures(report) if case.lossless else soundness_failures(report)
+    failures = (
+        exactness_failures(report, case.topology) if case.lossless else soundness_failures(report)
+    )
     if failures and RECORD:
         record_regression(case)
     assert not failures, f"{case}\n" + "\n".join(failures)
