@@ -17,6 +17,9 @@ from emulated import mote_emulate_pty
 
 from gateway.capture import CaptureError, read_capture
 
+#: Real-time end-to-end runs: tox runs them on py311 only (tox.ini).
+pytestmark = pytest.mark.slow
+
 MOTE = str(Path(sys.executable).with_name("mote"))
 SQL = "SELECT nodeid, light FROM sensors SAMPLE PERIOD 1s"
 #: How much later the live session may stamp a row than the capture stamped its bytes: the

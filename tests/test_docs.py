@@ -98,6 +98,7 @@ def emulator(tmp_path: Path) -> Iterator[str]:
     yield from mote_emulate_pty([*argv, "--duration", "2m"], tmp_path)
 
 
+@pytest.mark.slow  # real time, end to end: py311 only (tox.ini)
 def test_the_tutorials_gateway_commands_run_against_the_emulator(
     emulator: str, tmp_path: Path
 ) -> None:
@@ -119,6 +120,7 @@ def test_the_tutorials_gateway_commands_run_against_the_emulator(
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
+@pytest.mark.slow  # real time, end to end: py311 only (tox.ini)
 def test_no_acknowledgement_points_at_the_hardware_troubleshooting(tmp_path: Path) -> None:
     silent = ScriptedMote(tmp_path, TinyDBRoot(), ack=False)
     try:

@@ -18,6 +18,9 @@ from gateway.plan import compile_query
 from gateway.session import QuerySession, SessionConfig
 from gateway.transport import open_link
 
+#: Real-time end-to-end runs: tox runs them on py311 only (tox.ini).
+pytestmark = pytest.mark.slow
+
 NODES = 9  # 3 x 3 grid, node 0 the root: two levels below it
 CONFIG = SessionConfig(status_wait_s=0.5, stop_gap_s=0.05)
 SPREAD_S = 15.0  # wall seconds (= virtual seconds, realtime) for a query to reach every node

@@ -46,6 +46,7 @@ def test_an_idle_network_runs_no_queries(served: SerialBridge) -> None:
     assert result.stderr.splitlines() == ["no running queries", "heard no results in 0.5s"]
 
 
+@pytest.mark.slow  # real time, end to end: py311 only (tox.ini)
 def test_the_query_started_on_the_network_is_listed(served: SerialBridge) -> None:
     assert served.pty_path is not None
     session = QuerySession(open_link(served.pty_path), config=SessionConfig(status_wait_s=0.5))

@@ -20,11 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from emulated import LIGHT_BASE, light_by_node
 from test_query_sigterm import StderrLines
 
 from emu.bridge import SerialBridge, serve
 from emu.network import Network, NetworkConfig
+
+#: Real-time end-to-end runs: tox runs them on py311 only (tox.ini).
+pytestmark = pytest.mark.slow
 
 NODES = 9
 MOTE = "from gateway.cli.main import main; main()"

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from emulated import LIGHT_BASE, emulated_bridge
 from scripted_mote import ScriptedMote, TinyDBRoot, tuple_packet
@@ -24,6 +25,9 @@ from gateway.cli.main import build_cli
 from gateway.resultlog import ResultLog
 from gateway.session import QuerySession, SessionConfig
 from gateway.transport import open_link
+
+#: Real-time end-to-end runs: tox runs them on py311 only (tox.ini).
+pytestmark = pytest.mark.slow
 
 NODES = 9
 MOTE = "from gateway.cli.main import main; main()"

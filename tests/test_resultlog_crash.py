@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gateway.resultlog import ResultLog
 
 KILLS = 200
@@ -93,6 +95,7 @@ def cut_the_uncommitted_tail(directory: Path, rng: random.Random) -> bool:
     return True
 
 
+@pytest.mark.slow  # 200 crash-and-recover runs: py311 only (tox.ini)
 def test_sigkill_at_200_random_points_loses_no_committed_record_and_reuses_no_offset(
     tmp_path: Path,
 ) -> None:

@@ -13,6 +13,9 @@ from gateway.plan import compile_query
 from gateway.session import QuerySession, RunLimits, SessionConfig, run_query
 from gateway.transport import open_link
 
+#: Real-time end-to-end runs: tox runs them on py311 only (tox.ini).
+pytestmark = pytest.mark.slow
+
 NODES = 9  # 3 x 3 grid, node 0 the root
 CONFIG = SessionConfig(status_wait_s=0.5, stop_gap_s=0.05)
 
