@@ -106,7 +106,7 @@ static uint32_t records_expected(const mote_state *st, uint8_t slot)
  * still end inside it (sched_jitter_span). Aggregate records: the whole burst of
  * them, one packet time each, must end inside it -- where the parent listens --
  * so k records leave k packet times less room (none: start at once). How many
- * records fit one interval (interval / SCHED_TX_GUARD_MS: 5 at 1 s epochs) is
+ * records fit one interval (interval / SCHED_TX_GUARD_MS: 2 at 1 s epochs, 10 at 2 s) is
  * the schedule's limit on aggregates x groups.
  */
 static uint32_t transmit_span(const mote_state *st, uint8_t slot)

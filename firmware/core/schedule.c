@@ -11,9 +11,10 @@ uint32_t sched_epoch_ms(int16_t units)
 
 uint8_t sched_intervals(uint32_t epoch_ms)
 {
-    uint32_t n = (epoch_ms + SCHED_INTERVAL_TARGET_MS / 2u) / SCHED_INTERVAL_TARGET_MS;
+    uint32_t n;
     if (epoch_ms < SCHED_SHORT_EPOCH_MS)
         return (uint8_t)SCHED_INTERVALS_MAX;
+    n = (epoch_ms + SCHED_INTERVAL_TARGET_MS / 2u) / SCHED_INTERVAL_TARGET_MS;
     if (n < SCHED_INTERVALS_MIN)
         return (uint8_t)SCHED_INTERVALS_MIN;
     return (uint8_t)(n > SCHED_INTERVALS_MAX ? SCHED_INTERVALS_MAX : n);
@@ -70,11 +71,9 @@ uint32_t sched_next_label(uint32_t now, uint32_t base, uint32_t epoch_ms, uint8_
     uint32_t label;
     /* Step back far enough that the first candidate certainly lies before now. */
     e -= lead / epoch_ms + 1u;
-    for (label = e;; label++) {
-        uint32_t work = (base + label) * epoch_ms - lead;
-        if (sched_due(now, work))
+    for (label = e;; label++)
+        if (sched_due(now, sched_work_start(base, epoch_ms, slot, label)))
             break;
-    }
     if ((int32_t)(label - min_label) < 0)
         label = min_label;
     return label;

@@ -89,7 +89,7 @@
 #include "../net/airtime.h"
 
 #define SCHED_INTERVAL_TARGET_MS 1024u /* about a second per level's interval... */
-#define SCHED_INTERVALS_MIN 4u         /* ...but 4 at least (250 ms at 1 s epochs) */
+#define SCHED_INTERVALS_MIN 4u         /* ...but 4 at least (384 ms at 1.5 s epochs) */
 #define SCHED_INTERVALS_MAX 8u         /* and at most 8 (3.9 s at the lab's 31 s) */
 #define SCHED_SHORT_EPOCH_MS 1536u     /* shorter epochs keep 8 (see above) */
 #define SCHED_MAX_SLOT_DEPTH 254u /* every routable depth has its own interval */
