@@ -7,6 +7,9 @@
 #define NO_SLOT ROUTING_MAX_NEIGHBORS
 #define ROOT_ID 0u
 #define COST_NONE 0xFFFFu
+/* A result given up counts as this many sends in the parent's ETX: more than any
+ * result that got through (core/mote_state.h allows up to 6). */
+#define ROUTING_GIVEN_UP_TRIES 8u
 
 /* int16 on the wire, uint16 inside: wrap-around arithmetic stays defined. */
 static int16_t seq_to_wire(uint16_t s)
@@ -644,19 +647,27 @@ void routing_parent_acked(routing *rt)
     }
 }
 
+/*
+ * The parent's link from the data path: an EWMA (alpha 1/4) of the sends each result
+ * took -- the ETX, in 1/16 units -- kept as its inverse, the share of sends acked.
+ * Averaging 1/tries instead overrates a lossy link: one that acks 41 % of sends gave
+ * 155/255, above ROUTING_LINK_POOR, so a relay kept its diagonal to the root and the
+ * subtree behind it lost what the retries could not carry.
+ */
 void routing_parent_took(routing *rt, uint8_t tries)
 {
-    int16_t to, link;
+    uint16_t etx, sample, link;
 
     if (rt->parent_slot == NO_SLOT) {
         return;
     }
     parent_link_start(rt);
-    to = (int16_t)(tries ? 255u / tries : 0u);
-    link = (int16_t)rt->parent_link;
-    /* alpha 1/4, rounded away from the estimate so that both ends are reached */
-    link = (int16_t)(link + (to >= link ? (to - link + 3) / 4 : -((link - to + 3) / 4)));
-    rt->parent_link = (uint8_t)link;
+    etx = link_etx16(rt->parent_link);
+    sample = (uint16_t)(16u * (tries ? tries : ROUTING_GIVEN_UP_TRIES));
+    /* rounded away from the estimate so that both ends are reached */
+    etx = (uint16_t)(sample >= etx ? etx + (sample - etx + 3u) / 4u : etx - (etx - sample + 3u) / 4u);
+    link = (uint16_t)((16u * 255u) / etx); /* etx >= 16: every sample is */
+    rt->parent_link = (uint8_t)(link > 255u ? 255u : link);
     reselect(rt, 0);
 }
 

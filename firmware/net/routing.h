@@ -14,9 +14,9 @@
  *     silent first, then lowest quality) if that one is weaker than a fresh
  *     entry, or is no parent candidate while the newcomer is.
  *   - Link value: the share of our sends that would be acknowledged, 0..255.
- *     For the parent, once we send to it, an EWMA (alpha 1/4) of 1/tries per
- *     result (routing_parent_took: the data path's feedback, collisions
- *     included); for others, quality^2/255 (as if the link were as good both
+ *     For the parent, once we send to it, 255 over an EWMA (alpha 1/4) of the
+ *     sends each result took, its ETX (routing_parent_took: the data path's
+ *     feedback, collisions included); for others, quality^2/255 (as if the link were as good both
  *     ways). A link is judged after ROUTING_NB_SEEN_MATURE of the sender's
  *     packets were due, and good at >= ROUTING_LINK_GOOD.
  *   - Parent = among eligible neighbours (heard recently, quality >=
@@ -167,7 +167,7 @@ typedef struct routing {
     uint8_t lost_depth;    /* depth before the route was lost */
     uint8_t deepest;       /* deepest depth children advertised this period (0: none) */
     uint8_t deepest_prev;  /* ... and in the period before */
-    uint8_t parent_link;   /* EWMA of 1/tries to the parent (F_PARENT_ACKS) */
+    uint8_t parent_link;   /* 255 / the EWMA of sends per result to the parent (F_PARENT_ACKS) */
     uint8_t settled;       /* routing_tick() periods since our depth last grew */
 } routing;
 
