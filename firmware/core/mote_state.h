@@ -77,6 +77,7 @@
  * mostly meet a parent that is active: it gets more of them before it is given up. */
 #define TUPLE_MAX_TRIES 6u
 #define TUPLE_BLIND_TRIES 2u /* resends on a timer; later ones wait for the parent */
+#define ROOT_RETRY_MS SCHED_INTERVAL_TARGET_MS /* later ones to the root: 1-2 intervals on */
 #define RECORD_RETRY_SPREAD_MS 32u /* random part of an aggregate record's resend pause */
 #define CHILD_MEMORY_EPOCHS 8u   /* epochs a node counts as a parent after hearing a child */
 

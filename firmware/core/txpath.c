@@ -460,9 +460,17 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
      * randomised hold or two (the node may itself be too full to hear it). After
      * TUPLE_BLIND_TRIES the parent is taken to be deaf behind a full queue: only
      * hearing it (it forwards as it makes room) or the next slot brings a resend, so
-     * the tries are not spent before it can take the tuple. */
+     * the tries are not spent before it can take the tuple. The root is never deaf,
+     * and sends no results by radio to be heard by: waiting for it meant waiting for
+     * its next beacon, seconds with a full queue and the subtree behind backing up.
+     * Its children try again after about an interval instead -- not sooner: where
+     * they are many (the Intel lab layout has 16-31), quicker resends are what the
+     * channel cannot carry. */
     if (st->held.tries >= TUPLE_BLIND_TRIES) {
-        st->retry_pending = 0;
+        if (st->held.to == MOTE_ROOT_ID)
+            st->retry_at = now + ROOT_RETRY_MS + st->hal->rand16(st->hal->ctx) % ROOT_RETRY_MS;
+        else
+            st->retry_pending = 0;
         return;
     }
     st->retry_at = now + ACTIVITY_HOLD_MS + st->hal->rand16(st->hal->ctx) % ACTIVITY_HOLD_MS;
