@@ -20,17 +20,21 @@
  *     ways). A link is judged after ROUTING_NB_SEEN_MATURE of the sender's
  *     packets were due, and good at >= ROUTING_LINK_GOOD.
  *   - Parent = among eligible neighbours (heard recently, quality >=
- *     ROUTING_QUALITY_MIN, not our child) one whose link is not known to be
- *     lossy (judged, below ROUTING_LINK_POOR) first, then the smallest depth,
- *     then the best heard link, then the lowest id. The current parent is kept
- *     unless a candidate is strictly closer to the root, or better heard by
- *     ROUTING_SWITCH_MARGIN at the same depth, or has a good link while the
- *     parent's is lossy: once a beacon period, not while duty cycled under
+ *     ROUTING_QUALITY_MIN, not our child) the one with the cheapest path: its
+ *     advertised cost plus the ETX of our link to it; on a tie one whose link
+ *     is not known to be lossy (judged, below ROUTING_LINK_POOR), then the
+ *     smallest depth, then the best heard link, then the lowest id. The
+ *     current parent is kept unless a candidate is strictly closer to the
+ *     root, or better heard by ROUTING_SWITCH_MARGIN at the same depth, or has
+ *     a good link while the parent's is lossy -- any link not known to be
+ *     lossy while the parent's fails (ROUTING_LINK_FAILING): once a beacon period, not while duty cycled under
  *     routing_keep_steady, and a candidate as deep as we are (two good hops for
  *     one lossy one) only if heard this period and its id is lower than ours
  *     (two such moves at once close a loop). depth = parent depth + 1, at most
  *     ROUTING_MAX_DEPTH. A parent left keeps what its acks said in its
- *     estimate, or it would sound good again and win us back at once.
+ *     estimate, or it would sound good again and win us back at once. The
+ *     cost advertised in beacons is the parent's plus the ETX of the link to
+ *     it as heard one way (1/16 units); neighbours rank us by it.
  *   - Node 0 is the root: depth 0, pseudo-parent TOS_UART_ADDR, never changes.
  *   - Beacons (AM 250): mhop header + RoutePacket {parent u16, cost u16,
  *     estEntries u8, estEntries x {id u16, receiveEst u8}}. The node glue sends
@@ -58,8 +62,7 @@
  *     subtree drops it before its stale depths can lure it into a loop. A
  *     neighbour as deep as we are is taken for its good link only once our
  *     depth has not grown for ROUTING_SETTLE_PERIODS: a descendant's depth is
- *     stale by what ours grew, and only a child (never chosen) can then match. The cost is a cumulative
- *     ETX (1/16 units) advertised for diagnostics.
+ *     stale by what ours grew, and only a child (never chosen) can then match.
  *   - Forwarding checks: a packet already seen is a duplicate -- a neighbour
  *     resends only the packet it sent us last (its queue goes one packet at a
  *     time), so its entry keeps that packet's seqno, however many others pass
@@ -86,6 +89,7 @@
 #define ROUTING_QUALITY_MIN 96u        /* below this a neighbour is no parent candidate */
 #define ROUTING_LINK_GOOD 170u         /* 2 of 3 sends acked (receive rate 208/255 both ways) */
 #define ROUTING_LINK_POOR 128u         /* half the sends unacked: worth leaving for a good link */
+#define ROUTING_LINK_FAILING 64u       /* 3 of 4 sends unacked: worth leaving for any link not lossy */
 #define ROUTING_SWITCH_MARGIN 32u      /* a candidate must beat the parent's link by this */
 #define ROUTING_PARENT_LOST_PERIODS 3u /* beacon periods without hearing the parent */
 #define ROUTING_SETTLE_PERIODS 3u      /* depth unchanged this long before taking a sibling */
