@@ -200,6 +200,7 @@ struct mote_state {
     uint8_t cmd_last_seq;     /* low byte of the last command seqNo */
     uint8_t reused_qid;       /* new query under a stopped id: stale DELs must not stop it */
     uint8_t retry_pending;
+    uint8_t request_lost;     /* the last query request went unacknowledged (core/sharing.c) */
     uint8_t alarm_armed;      /* the platform holds an alarm at alarm_at (hal time) */
     uint8_t am_group;         /* AM group of every radio packet sent and accepted */
 

@@ -40,13 +40,16 @@ static uint32_t held_mask(const query *q)
     return mask;
 }
 
-static void send_request(mote_state *st, uint8_t qid, uint16_t to)
+/* `listens`: the parent likely listens now -- a result of the query was heard, or it
+ * is our transmit time; after a lost request such a chance is taken at once (tx_done). */
+static void send_request(mote_state *st, uint8_t qid, uint16_t to, uint8_t listens)
 {
     uint8_t msg[QREQ_LEN];
     uint8_t slot = qtable_find(&st->queries, qid);
     uint32_t now = mote_now(st);
     uint32_t mask = slot < QUERY_SLOTS ? held_mask(&st->queries.slot[slot]) : 0u;
-    if (!sched_due(st->request_after, now) || to == TOS_UART_ADDR)
+    if ((!sched_due(st->request_after, now) && !(listens && st->request_lost)) ||
+        to == TOS_UART_ADDR)
         return;
     if (to == ROUTING_PARENT_NONE) { /* nobody to ask yet: again once a route may exist */
         st->request_after = now + QREQ_GAP_MS;
@@ -59,6 +62,7 @@ static void send_request(mote_state *st, uint8_t qid, uint16_t to)
     le16_put(msg + QREQ_FROM_NODE, to);
     tx_control(st, to, AM_QUERY_REQUEST, msg, QREQ_LEN);
     st->request_after = now + QREQ_GAP_MS;
+    st->request_lost = 0;
 }
 
 uint8_t share_awaiting(const mote_state *st)
@@ -80,7 +84,7 @@ void share_on_result(mote_state *st, uint8_t qid, uint16_t from)
         return;
     if (stops_has(st, qid) && from != routing_parent(&st->rt))
         return;
-    send_request(st, qid, routing_parent(&st->rt));
+    send_request(st, qid, routing_parent(&st->rt), 1);
 }
 
 void share_on_part(mote_state *st)
@@ -107,7 +111,7 @@ static void ask_for_stalled(mote_state *st)
         return;
     for (i = 0; i < QUERY_SLOTS; i++)
         if (st->queries.slot[i].status == QUERY_ASSEMBLING) {
-            send_request(st, st->queries.slot[i].qid, routing_parent(&st->rt));
+            send_request(st, st->queries.slot[i].qid, routing_parent(&st->rt), 0);
             return;
         }
 }
@@ -117,7 +121,7 @@ void share_on_transmit(mote_state *st)
     uint8_t i;
     for (i = 0; i < QUERY_SLOTS; i++)
         if (st->queries.slot[i].status == QUERY_ASSEMBLING) {
-            send_request(st, st->queries.slot[i].qid, routing_parent(&st->rt));
+            send_request(st, st->queries.slot[i].qid, routing_parent(&st->rt), 1);
             return;
         }
 }
@@ -136,7 +140,7 @@ void share_on_request(mote_state *st, const uint8_t *data, uint8_t len)
         if (stops_has(st, data[QREQ_QID]) || (st->id == MOTE_ROOT_ID && slot == QUERY_SLOTS))
             stops_on_straggler(st, data[QREQ_QID]);
         else
-            send_request(st, data[QREQ_QID], routing_parent(&st->rt));
+            send_request(st, data[QREQ_QID], routing_parent(&st->rt), 0);
         return;
     }
     if (st->queries.slot[slot].status != QUERY_RUNNING)
