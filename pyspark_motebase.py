@@ -3,7 +3,7 @@
 When a session first looks up a data source name, Spark 4 starts a Python worker that
 imports every top-level module whose name starts with ``pyspark_`` and registers each
 one's ``DefaultSource`` under its ``name()`` (``pyspark/sql/worker/lookup_data_sources.py``).
-This module is that entry point; the source itself is :mod:`spark.source`.
+This module is that entry point; the source itself is :mod:`motebase.spark.source`.
 
 The worker is the interpreter named by ``PYSPARK_DRIVER_PYTHON`` or ``PYSPARK_PYTHON`` in
 the session's environment, else ``python3`` on PATH; only that interpreter's installed
@@ -17,7 +17,7 @@ import sys
 from pyspark.sql.datasource import DataSource
 
 try:
-    from spark.source import MotebaseDataSource as DefaultSource
+    from motebase.spark.source import MotebaseDataSource as DefaultSource
 except ImportError as _exc:
     # The lookup imports every pyspark_* module in one go, and one that raises hides all
     # the others' sources too. So never raise here: register a stand-in that names the

@@ -69,7 +69,7 @@ def start_query(net, case: Case) -> tuple[int, int]:
 
     Returns the query warm-up epochs and the number of nodes sampling per epoch after it.
     """
-    from emu.queries import query_frames
+    from motebase.emu.queries import query_frames
 
     net.run_for(ROUTING_WARMUP_MS)
     for frame in query_frames(case.sql):
@@ -89,7 +89,7 @@ def start_query(net, case: Case) -> tuple[int, int]:
 
 def run_case(case: Case, link_model: str) -> dict[str, float]:
     """Runs in the child process."""
-    from emu.network import NO_DEPTH, Network, NetworkConfig
+    from motebase.emu.network import NO_DEPTH, Network, NetworkConfig
 
     t_setup = time.perf_counter()
     config = NetworkConfig(

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from svgplot import Axes, save
 
-from emu import propagation, topology
+from motebase.emu import propagation, topology
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "img" / "prr_vs_distance.svg"

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from svgplot import Axes, save
 
-from emu.experiment import QueryRun, result_records, run_experiment, truth_records
-from emu.network import Network, NetworkConfig
-from gateway.accuracy import compare
+from motebase.emu.experiment import QueryRun, result_records, run_experiment, truth_records
+from motebase.emu.network import Network, NetworkConfig
+from motebase.gateway.accuracy import compare
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "img" / "yield_vs_load.svg"

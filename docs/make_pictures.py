@@ -18,15 +18,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from emu.experiment import QueryRun, result_records, run_experiment, truth_records
-from emu.network import Network, NetworkConfig
-from emu.plotting import topology_view
-from gateway.accuracy import compare
-from gateway.plot.accuracy import draw_accuracy
-from gateway.plot.log import draw_log
-from gateway.plot.logdata import read_log
-from gateway.plot.topology import draw_topology, topology_from_log
-from gateway.sinks import file_sinks
+from motebase.emu.experiment import QueryRun, result_records, run_experiment, truth_records
+from motebase.emu.network import Network, NetworkConfig
+from motebase.emu.plotting import topology_view
+from motebase.gateway.accuracy import compare
+from motebase.gateway.plot.accuracy import draw_accuracy
+from motebase.gateway.plot.log import draw_log
+from motebase.gateway.plot.logdata import read_log
+from motebase.gateway.plot.topology import draw_topology, topology_from_log
+from motebase.gateway.sinks import file_sinks
 
 IMG = Path(__file__).resolve().parent / "img"
 NODES, SEED, EPOCHS = 25, 1, 20

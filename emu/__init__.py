@@ -3,8 +3,8 @@
 The event loop, the emulation HAL, the radio medium, the energy meter and the sensor
 sources are C (``emu/csrc``); Python configures and observes. Public API::
 
-    from emu import Network, NetworkConfig, serve
-    from emu.sources import Constant, RandomWalk, Sine, Square, Burst, Trace
+    from motebase.emu import Network, NetworkConfig, serve
+    from motebase.emu.sources import Constant, RandomWalk, Sine, Square, Burst, Trace
 
     net = Network(NetworkConfig(nodes=25, topology="grid", platform="mica2", seed=1,
                                 lossless=False, sensors={"light": Sine(period_s=60)}))
@@ -50,11 +50,11 @@ __all__ = ["Network", "NetworkConfig", "SerialBridge", "serve"]
 def __getattr__(name: str) -> Any:
     # Lazy: importing emu (e.g. for the CLI) must not load the C extension.
     if name in ("Network", "NetworkConfig"):
-        from emu import network
+        from motebase.emu import network
 
         return getattr(network, name)
     if name in ("SerialBridge", "serve"):
-        from emu import bridge
+        from motebase.emu import bridge
 
         return getattr(bridge, name)
     raise AttributeError(name)

@@ -1,4 +1,4 @@
-"""setuptools hook: compile ``emu._motesim`` with cffi when the package is built.
+"""setuptools hook: compile ``motebase.emu._motesim`` with cffi when the package is built.
 
 pyproject.toml declares the extension by name only; this ``build_ext`` swaps in
 the real Extension that cffi generates (C source emitted from the cdef, plus the

@@ -17,9 +17,9 @@ import time
 import tty
 from dataclasses import dataclass
 
-from emu.network import Network
-from gateway.protocol.framing import Deframer, Protocol, frame_packet
-from gateway.protocol.sf import SerialForwarderServer
+from motebase.emu.network import Network
+from motebase.gateway.protocol.framing import Deframer, Protocol, frame_packet
+from motebase.gateway.protocol.sf import SerialForwarderServer
 
 _PTY_READ = 4096
 _PACKET_PROTOCOLS = (Protocol.PACKET_NO_ACK, Protocol.PACKET_ACK)

@@ -1,6 +1,6 @@
 """cffi (API mode) build of the firmware core plus the emulation HAL.
 
-One extension, ``emu._motesim``, compiled from the same C sources CMake builds:
+One extension, ``motebase.emu._motesim``, compiled from the same C sources CMake builds:
 every ``firmware/**/*.c`` except unit tests and the AVR platform, plus
 ``emu/csrc/*.c``. The Python-visible declarations are kept next to the C they
 describe (``firmware/core/mote_api.cdef``, ``emu/csrc/emu_api.cdef``) so each
@@ -13,7 +13,7 @@ Memory profiles: ``host`` (default) sizes each mote's state for a PC, ``avr`` co
 core with ``-DMOTE_PROFILE_AVR``, the smaller limits of the ATmega128 images
 (docs/architecture.md, "memory profiles"), so an emulated network behaves as flashed motes
 would. Choose it with ``python emu/build_ffi.py --profile avr`` or ``MOTE_PROFILE=avr pip
-install .``; ``emu.network.memory_profile()`` says which one is loaded.
+install .``; ``motebase.emu.network.memory_profile()`` says which one is loaded.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def make_ffibuilder(absolute: bool = False, profile: str = "host") -> FFI:
         if h.exists()
     )
     builder.set_source(
-        "emu._motesim",
+        "motebase.emu._motesim",
         includes,
         sources=c_sources(absolute),
         include_dirs=[str(ROOT)],
@@ -79,7 +79,7 @@ if __name__ == "__main__":
     import argparse
     import shutil
 
-    parser = argparse.ArgumentParser(description="build emu._motesim in place")
+    parser = argparse.ArgumentParser(description="build motebase.emu._motesim in place")
     parser.add_argument("--profile", choices=sorted(PROFILES), default=profile_from_env())
     args = parser.parse_args()
     os.chdir(ROOT)

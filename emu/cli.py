@@ -14,14 +14,14 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from gateway.cli.params import Duration, platform_option, sql_error
-from gateway.cli.plot_cmds import drawing, picture_option
-from gateway.cli.signals import sigterm_calls
-from gateway.console import end_live, make_console
-from gateway.sinks import STDOUT
+from motebase.gateway.cli.params import Duration, platform_option, sql_error
+from motebase.gateway.cli.plot_cmds import drawing, picture_option
+from motebase.gateway.cli.signals import sigterm_calls
+from motebase.gateway.console import end_live, make_console
+from motebase.gateway.sinks import STDOUT
 
 if TYPE_CHECKING:  # the emulator loads only when a command runs it
-    from emu.topology import FileLayout
+    from motebase.emu.topology import FileLayout
 
 
 def _root_position(text: str | None) -> tuple[float, float] | None:
@@ -58,7 +58,7 @@ class RoutingProgress:
         self._changed_ms = 0.0
 
     def update(self, net) -> str:
-        from emu.network import NO_DEPTH
+        from motebase.emu.network import NO_DEPTH
 
         parent, depth = net.routing()
         first = self._parents is None
@@ -80,7 +80,7 @@ class RoutingProgress:
 
 
 def _route_cells(parent: int, depth: int) -> tuple[str, str]:
-    from emu.network import NO_DEPTH, NO_PARENT, UART_ADDR
+    from motebase.emu.network import NO_DEPTH, NO_PARENT, UART_ADDR
 
     if parent == UART_ADDR:
         return "uart", str(depth)
@@ -90,7 +90,7 @@ def _route_cells(parent: int, depth: int) -> tuple[str, str]:
 
 
 def _summary(net, rows: int) -> Table:
-    from emu.network import NO_DEPTH
+    from motebase.emu.network import NO_DEPTH
 
     energy = net.energy()
     counters = net.counters()
@@ -140,7 +140,7 @@ def _summary(net, rows: int) -> Table:
 def _inject_queries(console: Console, bridge, sqls: tuple[str, ...], after_ms: float) -> None:
     """Runs the network (before the bridge serves it) until ``after_ms``, then sends each
     query's parts a second apart, as the gateway does."""
-    from emu.queries import query_frames
+    from motebase.emu.queries import query_frames
 
     bridge.net.run_until(max(after_ms, bridge.net.now_ms))
     for qid, sql in enumerate(sqls, start=1):
@@ -168,7 +168,7 @@ def _describe_layout(console: Console, path: str, layout: FileLayout) -> None:
 
 def _check_queries(sqls: tuple[str, ...]) -> None:
     """Refuse a bad --query before the network is built, as `mote query` would."""
-    from gateway.plan import TinySQLError, compile_query
+    from motebase.gateway.plan import TinySQLError, compile_query
 
     for sql in sqls:
         try:
@@ -210,10 +210,10 @@ def _run_experiment(
     log: Path | None,
 ) -> None:
     """The gateway in this process, in virtual time: results, and the truth beside them."""
-    from emu.experiment import QueryRun, run_experiment, write_truth
-    from gateway.resultlog import LogCorruptError, LogLockedError
-    from gateway.sinks import file_sinks
-    from gateway.tinysql import TinySQLError
+    from motebase.emu.experiment import QueryRun, run_experiment, write_truth
+    from motebase.gateway.resultlog import LogCorruptError, LogLockedError
+    from motebase.gateway.sinks import file_sinks
+    from motebase.gateway.tinysql import TinySQLError
 
     stops = _stop_points(stop_after, len(sqls))
     runs = [QueryRun(sql, stops.get(i)) for i, sql in enumerate(sqls)]
@@ -421,8 +421,8 @@ def emulate_cmd(
     Serving (--pty, --sf), it runs until --duration or Ctrl-C or SIGTERM, then prints its
     summary and exits 0.
     """
-    from emu.bridge import SerialBridge
-    from emu.network import ConfigError, Network, NetworkConfig
+    from motebase.emu.bridge import SerialBridge
+    from motebase.emu.network import ConfigError, Network, NetworkConfig
 
     if out == STDOUT and truth == STDOUT:
         raise click.UsageError("--out - and --truth - would mix on stdout: give one a file")
@@ -518,8 +518,8 @@ def _draw_network(console: Console, net, plot: Path | None) -> None:
     """The --plot picture of the network as the run left it."""
     if plot is None:
         return
-    from emu.plotting import topology_view
-    from gateway.plot.topology import draw_topology
+    from motebase.emu.plotting import topology_view
+    from motebase.gateway.plot.topology import draw_topology
 
     drawing(draw_topology, topology_view(net), plot)
     console.print(f"wrote {plot}")

@@ -2,11 +2,12 @@
 with the ground truth beside the results.
 
 ``run_experiment`` is what ``mote emulate --query SQL --epochs K --out R --truth T`` does:
-the network forms its routing tree, the gateway's own :class:`~gateway.session.QuerySession`
-talks to the root over a :class:`~emu.virtual_link.VirtualEndpoint` (so the session's
-waiting drives the clock), each query is sent, its rows are assembled and finalized as
-``mote query`` would, and every node's firmware reports what it sampled (``hal.observe``),
-from which :mod:`emu.truth` computes the rows a perfect network would have delivered.
+the network forms its routing tree, the gateway's own
+:class:`~motebase.gateway.session.QuerySession` talks to the root over a
+:class:`~motebase.emu.virtual_link.VirtualEndpoint` (so the session's waiting drives the clock),
+each query is sent, its rows are assembled and finalized as ``mote query`` would, and every
+node's firmware reports what it sampled (``hal.observe``),
+from which :mod:`motebase.emu.truth` computes the rows a perfect network would have delivered.
 
 Timeline of one query: it is sent after ``warmup_ms``; it runs until the root has sampled
 its epoch ``epochs`` (or ``stop_after``, which stops it early); the gateway keeps
@@ -26,14 +27,14 @@ from typing import IO, Any
 
 import numpy as np
 
-from emu.network import Network, node_index
-from emu.truth import OBS_QUERY, OBS_SAMPLED, QUERY_FREE, Truth, ground_truth, samples_from
-from emu.virtual_link import VirtualEndpoint
-from gateway.assembly import Reading, RegisteredQuery, Row
-from gateway.plan import compile_query
-from gateway.plan.capacity import epoch_intervals
-from gateway.session import QuerySession, RowSink, SessionConfig
-from gateway.sinks import jsonl_records
+from motebase.emu.network import Network, node_index
+from motebase.emu.truth import OBS_QUERY, OBS_SAMPLED, QUERY_FREE, Truth, ground_truth, samples_from
+from motebase.emu.virtual_link import VirtualEndpoint
+from motebase.gateway.assembly import Reading, RegisteredQuery, Row
+from motebase.gateway.plan import compile_query
+from motebase.gateway.plan.capacity import epoch_intervals
+from motebase.gateway.session import QuerySession, RowSink, SessionConfig
+from motebase.gateway.sinks import jsonl_records
 
 #: Once each query's last epoch, how long the gateway keeps collecting (epochs).
 DRAIN_EPOCHS = 2

@@ -1,12 +1,12 @@
 """Link tables from files (``--link-table``), in one of three formats told apart by content.
 
 * CSV ``src,dst,prob`` (header optional): reception probabilities, as
-  :func:`emu.topology.links_from_csv` reads them.
+  :func:`motebase.emu.topology.links_from_csv` reads them.
 * TOSSIM 1.x ``lossy.nss`` (LossyBuilder's output, read by TOSSIM's ``-rf``): whitespace-
   separated ``src:dst:bit_error_probability`` entries. Each becomes a reception probability:
   every decoded data bit of a typical frame (a 54-byte TinyDB TOS_Msg, sync word and CRC)
   independently wrong with that probability, no error correction
-  (:func:`emu.reception.prr_from_bit_error`). Links that can never deliver (probability 0
+  (:func:`motebase.emu.reception.prr_from_bit_error`). Links that can never deliver (probability 0
   in single precision) are left out.
 * TOSSIM 2 gain files (LinkLayerModel's output, read by ``topo.txt``-style scripts):
   ``gain SRC DST DBM`` lines give a link's received power and ``noise NODE MEAN RANGE``
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from emu import reception, topology
-from emu.propagation import RadioParams
+from motebase.emu import reception, topology
+from motebase.emu.propagation import RadioParams
 
 _NSS_ENTRY = re.compile(r"^(\d+):(\d+):([-+0-9.eE]+)$")
 

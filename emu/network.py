@@ -1,6 +1,6 @@
 """The emulated network from Python: configure, run in virtual time, observe.
 
-All per-packet and per-node work happens in C (``emu._motesim``); this module
+All per-packet and per-node work happens in C (``motebase.emu._motesim``); this module
 turns a :class:`NetworkConfig` into C calls and exposes the C arrays (energy,
 counters, liveness) as zero-copy numpy views.
 """
@@ -15,10 +15,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from emu import linktables, reception, topology
-from emu._motesim import ffi, lib
-from emu.propagation import RadioParams
-from emu.sources import Source, default_sources
+from motebase.emu import linktables, reception, topology
+from motebase.emu._motesim import ffi, lib
+from motebase.emu.propagation import RadioParams
+from motebase.emu.sources import Source, default_sources
 
 PLATFORMS = {"mica": lib.EMU_MICA, "mica2": lib.EMU_MICA2, "mica2dot": lib.EMU_MICA2DOT}
 TOPOLOGIES = ("grid", "random", "intel-lab", "intel", "file")  # intel: alias of intel-lab
@@ -81,7 +81,7 @@ class NetworkConfig:
     ``min_link_prob`` are left out. ``lossless`` always uses ``disc``. A ``link_table`` file
     (emu/linktables.py) replaces the model. ``sensors`` maps attribute names (firmware
     catalog) to sources; attributes not named keep the defaults of
-    :func:`emu.sources.default_sources`.
+    :func:`motebase.emu.sources.default_sources`.
     """
 
     nodes: int = 25

@@ -1,11 +1,11 @@
-"""An emulated network as a :class:`~gateway.plot.topology.TopologyView` (`mote emulate
+"""An emulated network as a :class:`~motebase.gateway.plot.topology.TopologyView` (`mote emulate
 --plot`): its positions, its links' reception probabilities and the routing tree the
 nodes' firmware holds now. Absent nodes (ids a positions file skips) are left out."""
 
 from __future__ import annotations
 
-from emu.network import NO_DEPTH, NO_PARENT, UART_ADDR, Network
-from gateway.plot.topology import LinkView, NodeView, TopologyView
+from motebase.emu.network import NO_DEPTH, NO_PARENT, UART_ADDR, Network
+from motebase.gateway.plot.topology import LinkView, NodeView, TopologyView
 
 
 def topology_view(net: Network) -> TopologyView:

@@ -1,14 +1,14 @@
 """TinySQL to the framed bytes a PC sends a basestation: AM 101 QueryMessages, protocol 66.
 
-The compiler and the byte layouts are the gateway's (``gateway.plan``,
-``gateway.protocol``); this is only the last step, packaging each QueryMessage
+The compiler and the byte layouts are the gateway's (``motebase.gateway.plan``,
+``motebase.gateway.protocol``); this is only the last step, packaging each QueryMessage
 as a broadcast TOS_Msg of the TinyDBApp payload size and framing it.
 """
 
 from __future__ import annotations
 
-from gateway.protocol.framing import frame_packet
-from gateway.protocol.tos import (
+from motebase.gateway.protocol.framing import frame_packet
+from motebase.gateway.protocol.tos import (
     BCAST_ADDR,
     DEFAULT_GROUP,
     TINYDB_PAYLOAD_LEN,
@@ -19,8 +19,8 @@ from gateway.protocol.tos import (
 
 def query_frames(sql: str, qid: int = 1) -> list[bytes]:
     """One serial frame per QueryMessage of ``sql``, in the order the Java tools send them."""
-    from gateway.encoder import encode_query
-    from gateway.plan import compile_query
+    from motebase.gateway.encoder import encode_query
+    from motebase.gateway.plan import compile_query
 
     return [
         frame_packet(

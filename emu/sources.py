@@ -149,7 +149,7 @@ class Trace(Source):
         return cls(values=np.array(padded, dtype=np.int16), dt_ms=dt_ms)
 
     def fill(self, spec: Any) -> object | None:
-        from emu._motesim import ffi
+        from motebase.emu._motesim import ffi
 
         super().fill(spec)
         rows, cols = self.values.shape

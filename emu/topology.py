@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from emu import propagation, reception
+from motebase.emu import propagation, reception
 
 LINK_MODELS = ("disc", "logistic")  # by distance alone; "sinr" is by power
 _BLOCK = 256  # nodes per sweep block
@@ -222,7 +222,7 @@ def links_from_positions(
 
 
 def sinr_links(pos: np.ndarray, params: propagation.RadioParams, seed: int) -> Links:
-    """The ``sinr`` model's links: powers from :func:`emu.propagation.link_powers`."""
+    """The ``sinr`` model's links: powers from :func:`motebase.emu.propagation.link_powers`."""
     powers = propagation.link_powers(pos, params, seed)
     return links_from_powers(len(pos), powers.src, powers.dst, powers.rx_dbm, powers.noise_dbm)
 

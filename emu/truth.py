@@ -5,8 +5,8 @@ evaluation of a query read, node by node and epoch by epoch. From those alone th
 computes, with its own implementation of the query's semantics, the rows the gateway
 would produce if every node that ran the query in an epoch had delivered its tuple or its
 partial state over a lossless network. They are built by the gateway's own row functions
-(:func:`gateway.assembly.reading_row`, :func:`gateway.assembly.aggregate_row`), so truth and
-results share one schema and compare row by row.
+(:func:`motebase.gateway.assembly.reading_row`, :func:`motebase.gateway.assembly.aggregate_row`),
+so truth and results share one schema and compare row by row.
 
 Semantics (what "right" means; docs/accuracy.md):
 - arithmetic is exact integer arithmetic as C does it on ints (division and modulo
@@ -33,11 +33,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gateway.assembly import AggregateRow, Reading, RegisteredQuery, aggregate_row, reading_row
-from gateway.finalize import AggregateValue
-from gateway.plan.model import FieldArith, PlanAggregate, PlanSelection, QueryPlan
-from gateway.protocol.aggregates import WINDOWED, AggOp
-from gateway.protocol.result import FIELD_VALUE
+from motebase.gateway.assembly import (
+    AggregateRow,
+    Reading,
+    RegisteredQuery,
+    aggregate_row,
+    reading_row,
+)
+from motebase.gateway.finalize import AggregateValue
+from motebase.gateway.plan.model import FieldArith, PlanAggregate, PlanSelection, QueryPlan
+from motebase.gateway.protocol.aggregates import WINDOWED, AggOp
+from motebase.gateway.protocol.result import FIELD_VALUE
 
 #: Firmware observation kinds (firmware/hal/hal.h ``enum mote_obs_kind``).
 OBS_SAMPLED = 1
@@ -322,7 +328,7 @@ def _windowed(
 
 def _expavg(args: Sequence[int], series: Mapping[int, list[int]]) -> dict[int, float | int]:
     # the gateway's own smoothing of wide EXPAVG records, so the two cannot drift apart
-    from gateway.finalize import expavg_step
+    from motebase.gateway.finalize import expavg_step
 
     out: dict[int, float | int] = {}
     smoothed = 0.0

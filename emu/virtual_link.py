@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 
-from emu.network import Network
-from gateway.protocol.framing import Deframer, Protocol, frame_packet, frame_packet_ack
-from gateway.transport.base import LinkStats
+from motebase.emu.network import Network
+from motebase.gateway.protocol.framing import Deframer, Protocol, frame_packet, frame_packet_ack
+from motebase.gateway.transport.base import LinkStats
 
 #: Bits per byte on the serial line (8N1) and the MIB510's rate for a Mica2.
 _BITS_PER_BYTE = 10

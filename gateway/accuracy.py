@@ -277,7 +277,7 @@ class TruthHeader:
 
 @dataclass(frozen=True)
 class ReadingLine:
-    """One delivered or true tuple (not gateway.assembly.Reading: the record, parsed)."""
+    """One delivered or true tuple (not motebase.gateway.assembly.Reading: the record, parsed)."""
 
     query_id: int
     epoch: int

@@ -26,15 +26,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from gateway.finalize import AggregateSpec as FinalizeSpec
-from gateway.finalize import (
+from motebase.gateway.finalize import AggregateSpec as FinalizeSpec
+from motebase.gateway.finalize import (
     AggregateValue,
     FinalizeError,
     expavg_step,
     finalize,
     merge_partials,
 )
-from gateway.protocol.aggregates import WINDOWED, AggOp
+from motebase.gateway.protocol.aggregates import WINDOWED, AggOp
 
 Value = int | float | None
 

@@ -26,11 +26,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
-from gateway.assembly import RegisteredQuery, Row
-from gateway.plan import compile_query
-from gateway.protocol import AmType, DecodeError, decode_packet
-from gateway.protocol.framing import Deframer, Protocol
-from gateway.session import QuerySession, RowSink, SessionConfig
+from motebase.gateway.assembly import RegisteredQuery, Row
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol import AmType, DecodeError, decode_packet
+from motebase.gateway.protocol.framing import Deframer, Protocol
+from motebase.gateway.session import QuerySession, RowSink, SessionConfig
 
 FORMAT = "motebase-serial"
 VERSION = 1

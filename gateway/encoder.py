@@ -3,16 +3,16 @@
 Order (wire format §6.3): one FIELD part per field, one EXPR part per expression, a BUFFER
 part for an OUTPUT ACTION, an N_EPOCHS part for a FOR clause. Every message repeats the
 common header (numFields, numExprs, bufferType, hasForClause, epochDuration). Byte
-layouts come from gateway.protocol; this module only fills in values.
+layouts come from motebase.gateway.protocol; this module only fills in values.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gateway.plan.model import PlanAggregate, PlanExpression, PlanSelection, QueryPlan
-from gateway.protocol import build_query_message
-from gateway.protocol.query import (
+from motebase.gateway.plan.model import PlanAggregate, PlanExpression, PlanSelection, QueryPlan
+from motebase.gateway.protocol import build_query_message
+from motebase.gateway.protocol.query import (
     NO_GROUPING,
     BufferType,
     ExprOpType,

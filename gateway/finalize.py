@@ -11,7 +11,7 @@ Unlike Java's IntReader, values are read signed (the mote keeps them in int16, a
 SUM or MIN of negative readings must not come out as 65,000-something).
 
 A query whose plan says ``wide_states`` is decoded in motebase's wide layout (32-bit
-values, uint32 counts; :mod:`gateway.protocol.aggregates`): AVG and WINAVG are sum /
+values, uint32 counts; :mod:`motebase.gateway.protocol.aggregates`): AVG and WINAVG are sum /
 count, the others their value. A wide EXPAVG record carries the epoch's own sum and
 count; :func:`finalize` returns that epoch's average and the assembler smooths it across
 epochs with :func:`expavg_step` (the reference semantics of the emulator use the same
@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gateway.protocol.aggregates import AggOp, decode_state, encode_state, state_size
-from gateway.protocol.errors import DecodeError
+from motebase.gateway.protocol.aggregates import AggOp, decode_state, encode_state, state_size
+from motebase.gateway.protocol.errors import DecodeError
 
 
 class AggregateSpec(Protocol):

@@ -1,7 +1,7 @@
 """The result log's files: how a record is framed, how segments are named, the commit
 marker, the offsets declared lost, and how damage to any of them is described.
 
-Everything that knows a byte of the on-disk layout lives here; :mod:`gateway.resultlog`
+Everything that knows a byte of the on-disk layout lives here; :mod:`motebase.gateway.resultlog`
 reads and writes the log through it. The layout itself is described there.
 """
 

@@ -21,7 +21,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gateway.logfiles import (
+from motebase.gateway.logfiles import (
     COMMITTED_NAME,
     LOST_NAME,
     QUARANTINE_NAME,
@@ -37,7 +37,7 @@ from gateway.logfiles import (
     segment_name,
     write_lost,
 )
-from gateway.logscan import LogReport, scan_log
+from motebase.gateway.logscan import LogReport, scan_log
 
 _REWRITE_SUFFIX = ".repair"
 

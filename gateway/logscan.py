@@ -3,7 +3,7 @@
 The same walk serves a reader (from some segment up to an end offset, stopping at the
 first damage), the writer when it opens the log, ``mote log verify`` and
 ``mote log repair`` (every byte of every segment, every damage). See
-:mod:`gateway.resultlog` for the layout it checks.
+:mod:`motebase.gateway.resultlog` for the layout it checks.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from gateway.logfiles import (
+from motebase.gateway.logfiles import (
     COMMITTED_NAME,
     Damage,
     DamageKind,

@@ -17,7 +17,7 @@ JSON. The JSON payload never contains a newline (``json.dumps`` escapes control
 characters), so a line is a record and a record is a line. Within a segment and from one
 segment to the next the offsets run on by one, except across offsets declared lost.
 
-Beside the segments (:mod:`gateway.logfiles` knows every byte of them):
+Beside the segments (:mod:`motebase.gateway.logfiles` knows every byte of them):
 
 - ``committed``: the offset of the last committed record. Readers see committed records
   only: after each batch's fsync the writer publishes the batch's last offset there
@@ -41,13 +41,13 @@ complete records before it (publishing them: a crash between the fsync and the
 publication hides a batch until then) and appends after the highest offset the marker,
 the records, the lost ranges and the segment names know of.
 
-Anything else is damage (:class:`~gateway.logfiles.Damage`): a committed record that is
+Anything else is damage (:class:`~motebase.gateway.logfiles.Damage`): a committed record that is
 torn, fails its guards or is missing, a missing segment file, a missing commit marker.
 Readers yield the records before it and then raise :class:`LogCorruptError` naming the
 file, the byte in it and the record offsets affected; they never skip or stop short
 silently. The writer refuses to open a damaged log instead of truncating committed
 data. ``mote log verify`` lists the damage and ``mote log repair``
-(:mod:`gateway.logrepair`) quarantines it, keeping every intact record at its offset.
+(:mod:`motebase.gateway.logrepair`) quarantines it, keeping every intact record at its offset.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from gateway.logfiles import (
+from motebase.gateway.logfiles import (
     LOST_NAME,
     Damage,
     DamageKind,
@@ -74,7 +74,7 @@ from gateway.logfiles import (
     read_lost,
     segment_name,
 )
-from gateway.logscan import LogReport, Walk, committed_offset, scan_log
+from motebase.gateway.logscan import LogReport, Walk, committed_offset, scan_log
 
 __all__ = [
     "DEFAULT_SEGMENT_BYTES",

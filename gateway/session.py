@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from gateway.assembly import (
+from motebase.gateway.assembly import (
     AggregateResult,
     RegisteredQuery,
     ResultAssembler,
@@ -35,9 +35,9 @@ from gateway.assembly import (
     TupleResult,
     WireResult,
 )
-from gateway.encoder import encode_query
-from gateway.plan.model import QueryPlan
-from gateway.protocol import (
+from motebase.gateway.encoder import encode_query
+from motebase.gateway.plan.model import QueryPlan
+from motebase.gateway.protocol import (
     ALL_NODES,
     BCAST_ADDR,
     DEFAULT_GROUP,
@@ -55,11 +55,11 @@ from gateway.protocol import (
     decode_packet,
     parse_query_message,
 )
-from gateway.protocol.command import check_command
-from gateway.protocol.motebase import add_trailer, parse_status_extension
-from gateway.protocol.result import time_sync_ms
-from gateway.protocol.tos import TOS_HEADER_LEN
-from gateway.transport.base import LinkStats
+from motebase.gateway.protocol.command import check_command
+from motebase.gateway.protocol.motebase import add_trailer, parse_status_extension
+from motebase.gateway.protocol.result import time_sync_ms
+from motebase.gateway.protocol.tos import TOS_HEADER_LEN
+from motebase.gateway.transport.base import LinkStats
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ NO_ACK_HELP = "docs/hardware.md#the-basestation-does-not-acknowledge"
 
 
 class Endpoint(Protocol):
-    """The transport seen by a session (gateway.transport.Endpoint)."""
+    """The transport seen by a session (motebase.gateway.transport.Endpoint)."""
 
     def read_packets(self, timeout: float) -> list[bytes]: ...
 

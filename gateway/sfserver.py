@@ -2,7 +2,7 @@
 
 Like TinyOS's Java SerialForwarder, every packet the mote sends goes to every connected
 client, and every packet a client sends is written to the mote as an acknowledged
-(protocol 65) frame. The link is an endpoint from gateway.transport, normally a
+(protocol 65) frame. The link is an endpoint from motebase.gateway.transport, normally a
 ``ReconnectingEndpoint``, so an unplugged mote is reopened while the TCP clients stay
 connected.
 """
@@ -13,8 +13,8 @@ import logging
 import threading
 from collections.abc import Sequence
 
-from gateway.protocol.sf import IPNetwork, RefusedClients, SerialForwarderServer
-from gateway.session import Endpoint
+from motebase.gateway.protocol.sf import IPNetwork, RefusedClients, SerialForwarderServer
+from motebase.gateway.session import Endpoint
 
 log = logging.getLogger(__name__)
 

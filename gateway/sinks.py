@@ -21,7 +21,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from gateway.assembly import (
+from motebase.gateway.assembly import (
     AggregateRow,
     AssemblyStats,
     Reading,
@@ -29,8 +29,8 @@ from gateway.assembly import (
     ResultPlan,
     Row,
 )
-from gateway.console import end_live
-from gateway.resultlog import ResultLog
+from motebase.gateway.console import end_live
+from motebase.gateway.resultlog import ResultLog
 
 Record = dict[str, Any]
 
@@ -45,7 +45,8 @@ class Sink(Protocol):
 
 def query_record(query: RegisteredQuery) -> Record:
     """The log's description of a query, written before any of its results. Field types
-    are wire type codes (gateway.protocol.WireType), from which Spark derives its schema."""
+    are wire type codes (motebase.gateway.protocol.WireType), from which Spark derives its
+    schema."""
     plan = query.plan
     return {
         "kind": "query",
@@ -244,7 +245,7 @@ class LiveTableSink:
         max_rows: int = 20,
         stats: Callable[[], AssemblyStats] | None = None,
     ) -> None:
-        self._console = console or Console()  # the CLI passes gateway.console's
+        self._console = console or Console()  # the CLI passes motebase.gateway.console's
         self._max_rows = max_rows
         self._rows: list[Row] = []
         self._stats = stats

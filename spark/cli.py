@@ -17,15 +17,15 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from gateway.cli.params import Duration
-from gateway.cli.signals import sigterm_calls
-from gateway.console import make_console
-from gateway.resultlog import LogCorruptError
-from spark.errors import spark_boundary
+from motebase.gateway.cli.params import Duration
+from motebase.gateway.cli.signals import sigterm_calls
+from motebase.gateway.console import make_console
+from motebase.gateway.resultlog import LogCorruptError
+from motebase.spark.errors import spark_boundary
 
 if TYPE_CHECKING:
-    from spark.pipeline import BatchProgress
-    from spark.summary import TableSummary
+    from motebase.spark.pipeline import BatchProgress
+    from motebase.spark.summary import TableSummary
 
 _T = TypeVar("_T")
 
@@ -166,7 +166,7 @@ def spark_cmd(
     Runs until --duration or --until-idle (or Ctrl-C), restartable: a rerun with the
     same --out resumes from its checkpoints.
     """
-    from spark.pipeline import (
+    from motebase.spark.pipeline import (
         PipelineConfig,
         WindowJoinSpec,
         default_join_attribute,
@@ -176,8 +176,8 @@ def spark_cmd(
         start_pipeline,
         wait_for_query_record,
     )
-    from spark.session import build_session
-    from spark.summary import summarize
+    from motebase.spark.session import build_session
+    from motebase.spark.summary import summarize
 
     console = make_console()
     query_id = _renamed("--qid", qid, "--query-id", qid_alias)

@@ -39,9 +39,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from gateway.resultlog import ResultLog
-from spark.schemas import READING_COLUMNS
-from spark.topology import read_positions
+from motebase.gateway.resultlog import ResultLog
+from motebase.spark.schemas import READING_COLUMNS
+from motebase.spark.topology import read_positions
 
 NUMERIC_TYPES = (ByteType, ShortType, IntegerType, LongType)
 POSITIONS_SCHEMA = StructType(

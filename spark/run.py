@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
-from gateway.cli.params import Duration, platform_option
-from gateway.console import make_console
-from spark.errors import spark_boundary
+from motebase.gateway.cli.params import Duration, platform_option
+from motebase.gateway.console import make_console
+from motebase.spark.errors import spark_boundary
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from emu.bridge import SerialBridge
-    from gateway.assembly import Row
-    from gateway.session import RegisteredQuery
-    from spark.pipeline import BatchProgress
+    from motebase.emu.bridge import SerialBridge
+    from motebase.gateway.assembly import Row
+    from motebase.gateway.session import RegisteredQuery
+    from motebase.spark.pipeline import BatchProgress
 
 DEFAULT_QUERY = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 2s"
 #: Virtual time the network runs (as fast as it can) before the query, so that the
@@ -76,7 +76,7 @@ class GatewayProgress:
 def _start_network(
     nodes: int, topology: str, platform: str, seed: int, link_model: str
 ) -> SerialBridge:
-    from emu import Network, NetworkConfig, serve
+    from motebase.emu import Network, NetworkConfig, serve
 
     config = NetworkConfig(
         nodes=nodes, topology=topology, platform=platform, seed=seed, link_model=link_model
@@ -90,11 +90,11 @@ def _run_gateway(
     port: str, sql: str, log_dir: Path, duration_s: float, progress: GatewayProgress
 ) -> None:
     """The gateway, exactly as `mote query SQL --port PTY --log DIR` runs it."""
-    from gateway.plan import compile_query
-    from gateway.resultlog import ResultLog
-    from gateway.session import QuerySession, RunLimits, run_query
-    from gateway.sinks import ResultLogSink
-    from gateway.transport import open_link
+    from motebase.gateway.plan import compile_query
+    from motebase.gateway.resultlog import ResultLog
+    from motebase.gateway.session import QuerySession, RunLimits, run_query
+    from motebase.gateway.sinks import ResultLogSink
+    from motebase.gateway.transport import open_link
 
     try:
         session = QuerySession(open_link(port, "mica2", None))
@@ -193,10 +193,10 @@ def run_cmd(
     Rerunning with the same --out appends to the log and resumes Spark from its
     checkpoints, so every logged row is in Parquet exactly once.
     """
-    from gateway.cli.params import sql_error
-    from gateway.plan import TinySQLError, compile_query
-    from spark.cli import print_summary
-    from spark.pipeline import (
+    from motebase.gateway.cli.params import sql_error
+    from motebase.gateway.plan import TinySQLError, compile_query
+    from motebase.spark.cli import print_summary
+    from motebase.spark.pipeline import (
         PipelineConfig,
         ProgressWatcher,
         raise_if_failed,
@@ -204,8 +204,8 @@ def run_cmd(
         start_pipeline,
         wait_for_query_record,
     )
-    from spark.session import build_session
-    from spark.summary import summarize
+    from motebase.spark.session import build_session
+    from motebase.spark.summary import summarize
 
     try:
         compile_query(sql)

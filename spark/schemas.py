@@ -28,7 +28,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from gateway.protocol.result import WireType
+from motebase.gateway.protocol.result import WireType
 
 TABLES = ("readings", "aggregates")
 

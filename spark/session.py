@@ -15,7 +15,7 @@ from pathlib import Path
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from spark.source import MotebaseDataSource
+from motebase.spark.source import MotebaseDataSource
 
 DEFAULT_MASTER = "local[*]"
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")

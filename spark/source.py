@@ -19,7 +19,7 @@ the source is created, that is at ``load()`` on the driver, before any task runs
 Readers run in Python workers: on a cluster the log directory must be on a filesystem
 every executor sees, and motebase must be installed there.
 
-A damaged log (see :mod:`gateway.resultlog`) fails the batch that needs the damaged
+A damaged log (see :mod:`motebase.gateway.resultlog`) fails the batch that needs the damaged
 records, or the query's start if the schema or the log's end cannot be read, with the
 log's own LogCorruptError: the file, the byte, the record offsets and the
 ``mote log repair`` to run. Offsets the repair declared lost are passed over.
@@ -42,8 +42,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import BinaryType, StructType
 
-from gateway.resultlog import LogCorruptError, ResultLog
-from spark.schemas import (
+from motebase.gateway.resultlog import LogCorruptError, ResultLog
+from motebase.spark.schemas import (
     AGGREGATES_SCHEMA,
     READING_COLUMNS,
     TABLES,

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.logfiles import COMMITTED_NAME, DamageKind, segment_name
-from gateway.resultlog import ResultLog
+from motebase.gateway.logfiles import COMMITTED_NAME, DamageKind, segment_name
+from motebase.gateway.resultlog import ResultLog
 
 SEGMENT_BYTES = 5288  # with record(), the segments begin at the offsets below
 FIRSTS = [0, 90, 178, 265]

@@ -21,10 +21,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from emu.experiment import QueryRun, result_records, run_experiment, truth_records
-from emu.network import Network, NetworkConfig
-from gateway.accuracy import AccuracyReport, AggregateAccuracy, TupleAccuracy, compare
-from gateway.plan.capacity import INTERVALS_MAX, RECORD_MS, RECORD_SLACK, TUPLE_MS_PER_NODE
+from motebase.emu.experiment import QueryRun, result_records, run_experiment, truth_records
+from motebase.emu.network import Network, NetworkConfig
+from motebase.gateway.accuracy import AccuracyReport, AggregateAccuracy, TupleAccuracy, compare
+from motebase.gateway.plan.capacity import INTERVALS_MAX, RECORD_MS, RECORD_SLACK, TUPLE_MS_PER_NODE
 
 REGRESSIONS = Path(__file__).parent / "data" / "differential_regressions.json"
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emu.bridge import SerialBridge, serve
-from emu.network import Network, NetworkConfig
-from emu.sources import Trace
+from motebase.emu.bridge import SerialBridge, serve
+from motebase.emu.network import Network, NetworkConfig
+from motebase.emu.sources import Trace
 
 LIGHT_BASE = 300
 

@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.flash.elf import (
+from motebase.gateway.flash.elf import (
     EM_AVR,
     PT_LOAD,
     SHF_ALLOC,

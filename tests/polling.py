@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from gateway.assembly import Row
-from gateway.session import QuerySession
+from motebase.gateway.assembly import Row
+from motebase.gateway.session import QuerySession
 
 
 def poll_while(

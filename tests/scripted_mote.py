@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gateway.protocol import (
+from motebase.gateway.protocol import (
     UART_ADDR,
     AmType,
     QrType,
@@ -32,7 +32,7 @@ from gateway.protocol import (
     parse_status,
     parse_tos_packet,
 )
-from gateway.protocol.framing import Deframer, Protocol, frame_ack, frame_packet
+from motebase.gateway.protocol.framing import Deframer, Protocol, frame_ack, frame_packet
 
 Handler = Callable[[bytes], list[bytes]]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from spark.session import build_session
+from motebase.spark.session import build_session
 
 
 @pytest.fixture(scope="session")

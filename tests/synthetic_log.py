@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from gateway.resultlog import ResultLog
+from motebase.gateway.resultlog import ResultLog
 
 T0 = 1_700_000_000.0  # event time of epoch 0, unix seconds
 EPOCH_S = 2.048

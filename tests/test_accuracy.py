@@ -1,4 +1,4 @@
-"""`mote accuracy` and gateway.accuracy: results against the ground truth of the same run.
+"""`mote accuracy` and motebase.gateway.accuracy: results against the ground truth of the same run.
 
 Hand-made record lists in the schemas `mote emulate --out/--truth` write, with the numbers
 worked out by hand; one end-to-end run through the emulator checks the two commands fit.
@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gateway.accuracy import (
+from motebase.gateway.accuracy import (
     AccuracyInputError,
     AggregateAccuracy,
     TupleAccuracy,
     compare,
     load_jsonl,
 )
-from gateway.cli.main import build_cli
+from motebase.gateway.cli.main import build_cli
 
 Record = dict[str, Any]
 TUPLE_SQL = "SELECT nodeid, light FROM sensors EPOCH DURATION 1024"

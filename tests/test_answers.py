@@ -18,9 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from emu.experiment import Experiment, QueryRun, result_records, run_experiment, truth_records
-from emu.network import Network, NetworkConfig
-from gateway.accuracy import AccuracyReport, AggregateAccuracy, compare
+from motebase.emu.experiment import (
+    Experiment,
+    QueryRun,
+    result_records,
+    run_experiment,
+    truth_records,
+)
+from motebase.emu.network import Network, NetworkConfig
+from motebase.gateway.accuracy import AccuracyReport, AggregateAccuracy, compare
 
 AGGREGATES = (
     "SELECT COUNT(*), SUM(light), AVG(light), MIN(temp), MAX(temp) FROM sensors EPOCH DURATION 2048"

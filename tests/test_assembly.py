@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from gateway.assembly import (
+from motebase.gateway.assembly import (
     AggregateResult,
     AggregateRow,
     Reading,
@@ -15,7 +15,7 @@ from gateway.assembly import (
     Row,
     TupleResult,
 )
-from gateway.plan import compile_query
+from motebase.gateway.plan import compile_query
 
 START = 1_000_000.0
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from emulated import mote_emulate_pty
 
-from gateway.capture import CaptureError, read_capture
+from motebase.gateway.capture import CaptureError, read_capture
 
 #: Real-time end-to-end runs: tox runs them on py311 only (tox.ini).
 pytestmark = pytest.mark.slow

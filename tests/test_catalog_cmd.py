@@ -8,9 +8,9 @@ import json
 
 from click.testing import CliRunner
 
-from gateway.catalog import default_catalog
-from gateway.cli.main import build_cli
-from gateway.plan import compile_query
+from motebase.gateway.catalog import default_catalog
+from motebase.gateway.cli.main import build_cli
+from motebase.gateway.plan import compile_query
 
 
 def _catalog(*args: str) -> str:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from emu._motesim import ffi, lib
-
-from gateway.catalog import default_catalog
+from motebase.emu._motesim import ffi, lib
+from motebase.gateway.catalog import default_catalog
 
 
 def _firmware_attributes() -> dict[str, Any]:

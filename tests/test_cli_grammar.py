@@ -19,13 +19,13 @@ import pytest
 from click.testing import CliRunner
 from scripted_mote import ScriptedMote, TinyDBRoot, tuple_packet
 
-from gateway.cli.main import build_cli
-from gateway.cli.params import PLATFORMS, Duration, parse_duration
-from gateway.console import UNBOUNDED_WIDTH, make_console
-from gateway.protocol import AmType, parse_query_message, parse_tos_packet
-from spark.cli import _renamed, spark_interval
-from spark.run import GatewayProgress
-from spark.topology import read_positions
+from motebase.gateway.cli.main import build_cli
+from motebase.gateway.cli.params import PLATFORMS, Duration, parse_duration
+from motebase.gateway.console import UNBOUNDED_WIDTH, make_console
+from motebase.gateway.protocol import AmType, parse_query_message, parse_tos_packet
+from motebase.spark.cli import _renamed, spark_interval
+from motebase.spark.run import GatewayProgress
+from motebase.spark.topology import read_positions
 
 MOTE = str(Path(sys.executable).with_name("mote"))  # the installed console script
 DURATION_ERROR = "is not a duration: give seconds (90, 1.5) or a number with a unit: " + (

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from scripted_mote import ScriptedMote, TinyDBRoot
 
-from gateway.cli.main import _reader_gone
-from gateway.protocol import AmType, parse_query_message, parse_tos_packet
-from gateway.protocol.framing import frame_packet
+from motebase.gateway.cli.main import _reader_gone
+from motebase.gateway.protocol import AmType, parse_query_message, parse_tos_packet
+from motebase.gateway.protocol.framing import frame_packet
 
 MOTE = str(Path(sys.executable).with_name("mote"))  # the installed console script
 RESULT_PACKET = bytes.fromhex(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from spark.errors import missing_extra, spark_failure_hint
+from motebase.spark.errors import missing_extra, spark_failure_hint
 
 MOTE = str(Path(sys.executable).with_name("mote"))  # the installed console script
 

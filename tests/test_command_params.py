@@ -19,15 +19,15 @@ from click.testing import CliRunner
 from emulated import emulated_bridge
 from scripted_mote import ScriptedMote, TinyDBRoot
 
-from emu.network import Network
-from gateway.cli.main import build_cli
-from gateway.plan import compile_query
-from gateway.protocol import AmType, parse_command, parse_tos_packet
-from gateway.protocol.command import CommandParamError, check_command
-from gateway.session import QuerySession, SessionConfig, command_packet
-from gateway.transport import open_link
+from motebase.emu.network import Network
+from motebase.gateway.cli.main import build_cli
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol import AmType, parse_command, parse_tos_packet
+from motebase.gateway.protocol.command import CommandParamError, check_command
+from motebase.gateway.session import QuerySession, SessionConfig, command_packet
+from motebase.gateway.transport import open_link
 
-MOTE = "from gateway.cli.main import main; main()"
+MOTE = "from motebase.gateway.cli.main import main; main()"
 FAST = SessionConfig(status_wait_s=0.3)
 
 

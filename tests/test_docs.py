@@ -19,10 +19,10 @@ from docs_text import DOCS, REPO, anchors, code_blocks, mote_commands, relative_
 from emulated import mote_emulate_pty
 from scripted_mote import ScriptedMote, TinyDBRoot
 
-from emu.cli import RoutingProgress
-from emu.network import Network, NetworkConfig
-from gateway.cli.main import build_cli
-from gateway.session import NO_ACK_HELP
+from motebase.emu.cli import RoutingProgress
+from motebase.emu.network import Network, NetworkConfig
+from motebase.gateway.cli.main import build_cli
+from motebase.gateway.session import NO_ACK_HELP
 
 MOTE = str(Path(sys.executable).with_name("mote"))
 PAGES = [*sorted(DOCS.glob("*.md")), REPO / "README.md"]

@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from emu import Network, NetworkConfig
-from emu.queries import query_frames
-from gateway.plan import compile_query
-from gateway.protocol import Deframer, decode_packet
+from motebase.emu import Network, NetworkConfig
+from motebase.emu.queries import query_frames
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol import Deframer, decode_packet
 
 NODES = 25
 WARMUP_MS = 30_000  # the tree forms before the query arrives

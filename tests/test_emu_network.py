@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emu import topology
-from emu.network import (
+from motebase.emu import topology
+from motebase.emu.network import (
     NO_DEPTH,
     NO_PARENT,
     UART_ADDR,
@@ -21,8 +21,8 @@ from emu.network import (
     attr_id,
     node_index,
 )
-from emu.queries import query_frames
-from emu.sources import Constant, Trace
+from motebase.emu.queries import query_frames
+from motebase.emu.sources import Constant, Trace
 
 INTEL_LAB = topology.INTEL_LAB
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from emu._motesim import lib
 
-from emu import Network, NetworkConfig, linktables, propagation, reception, topology
+from motebase.emu import Network, NetworkConfig, linktables, propagation, reception, topology
+from motebase.emu._motesim import lib
 
 PARAMS = propagation.RadioParams()
 

@@ -1,6 +1,6 @@
 """End to end through the serial bridge only: framed AM 101 query bytes in, framed AM 240
 results out over a real pty, a real SerialForwarder TCP socket, or the in-process channel;
-decoded with gateway.protocol."""
+decoded with motebase.gateway.protocol."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ import time
 import numpy as np
 import serial
 
-from emu.bridge import SerialBridge
-from emu.network import Network, NetworkConfig
-from emu.queries import query_frames
-from emu.sources import Constant, Trace
-from gateway.protocol.aggregates import AggOp
-from gateway.protocol.framing import Deframer, Protocol
-from gateway.protocol.packet import AggregateSchema, ResultSchema, decode_packet
-from gateway.protocol.sf import SFClient
-from gateway.protocol.tos import AmType
+from motebase.emu.bridge import SerialBridge
+from motebase.emu.network import Network, NetworkConfig
+from motebase.emu.queries import query_frames
+from motebase.emu.sources import Constant, Trace
+from motebase.gateway.protocol.aggregates import AggOp
+from motebase.gateway.protocol.framing import Deframer, Protocol
+from motebase.gateway.protocol.packet import AggregateSchema, ResultSchema, decode_packet
+from motebase.gateway.protocol.sf import SFClient
+from motebase.gateway.protocol.tos import AmType
 
 UINT16 = 4
 WARMUP_MS = 30_000  # routing tree forms before the query arrives

@@ -12,10 +12,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli.sql_cmds import COMMANDS
-from gateway.encoder import encode_query, encode_rate_change, encode_stop
-from gateway.plan import compile_query
-from gateway.protocol import parse_query_message
+from motebase.gateway.cli.sql_cmds import COMMANDS
+from motebase.gateway.encoder import encode_query, encode_rate_change, encode_stop
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol import parse_query_message
 
 
 def hexmsg(*parts: str) -> bytes:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from gateway.finalize import FinalizeError, expavg_step, finalize
-from gateway.plan import compile_query
-from gateway.protocol.aggregates import decode_state, encode_state, state_size
+from motebase.gateway.finalize import FinalizeError, expavg_step, finalize
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol.aggregates import decode_state, encode_state, state_size
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def test_expavg_step_is_the_papers_recursion() -> None:
 
 
 def test_the_emulators_ground_truth_smooths_with_the_same_step() -> None:
-    from emu.truth import _expavg
+    from motebase.emu.truth import _expavg
 
     series = {1: [400], 2: [], 3: [300, 500], 5: [1000, 2000, 3000]}
     want, v = {}, 0.0

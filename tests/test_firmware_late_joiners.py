@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import collections
 
-from emu import Network, NetworkConfig
-from emu.queries import query_frames
-from gateway.protocol import Deframer, decode_packet
+from motebase.emu import Network, NetworkConfig
+from motebase.emu.queries import query_frames
+from motebase.gateway.protocol import Deframer, decode_packet
 
 COUNT = "SELECT COUNT(light) FROM sensors SAMPLE PERIOD 1s"
 NO_PARENT = 0xFFFF

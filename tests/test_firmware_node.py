@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from emu._motesim import ffi, lib
 
-from gateway.protocol import (
+from motebase.emu._motesim import ffi, lib
+from motebase.gateway.protocol import (
     AggOp,
     Deframer,
     ExprOpType,
@@ -39,10 +39,10 @@ from gateway.protocol import (
     parse_status,
     parse_tos_packet,
 )
-from gateway.protocol.aggregates import WINDOWED
-from gateway.protocol.motebase import add_trailer, parse_status_extension, parse_trailer
-from gateway.protocol.result import WireType
-from gateway.protocol.tos import BCAST_ADDR, DEFAULT_GROUP, UART_ADDR, AmType
+from motebase.gateway.protocol.aggregates import WINDOWED
+from motebase.gateway.protocol.motebase import add_trailer, parse_status_extension, parse_trailer
+from motebase.gateway.protocol.result import WireType
+from motebase.gateway.protocol.tos import BCAST_ADDR, DEFAULT_GROUP, UART_ADDR, AmType
 
 RADIO_MS = 5
 EPOCH_UNITS = 100  # 1000 ms

@@ -30,12 +30,25 @@ from flash_images import (
 )
 from mib510_pty import Mib510
 
-from gateway.flash import FlashError
-from gateway.flash.avrdude import avrdude_argv
-from gateway.flash.elf import ElfHeader, ElfIdent, ProgramHeader, SectionHeader, Symbol, parse_elf
-from gateway.flash.ihex import build_record, format_ihex, parse_ihex, parse_record, read_ihex
-from gateway.flash.image import FlashImage
-from gateway.flash.patch import load_image
+from motebase.gateway.flash import FlashError
+from motebase.gateway.flash.avrdude import avrdude_argv
+from motebase.gateway.flash.elf import (
+    ElfHeader,
+    ElfIdent,
+    ProgramHeader,
+    SectionHeader,
+    Symbol,
+    parse_elf,
+)
+from motebase.gateway.flash.ihex import (
+    build_record,
+    format_ihex,
+    parse_ihex,
+    parse_record,
+    read_ihex,
+)
+from motebase.gateway.flash.image import FlashImage
+from motebase.gateway.flash.patch import load_image
 
 MOTE = str(Path(sys.executable).with_name("mote"))  # the installed console script
 
@@ -56,7 +69,7 @@ def write_handmade(directory: Path, name: str = "mica2.elf", **kwargs: object) -
 
 def patched_by_hand(node_id: int, group: int) -> bytes:
     """The handmade image's flash with the two initialisers rewritten, computed without
-    gateway.flash: .data's flash copy starts right after .text."""
+    motebase.gateway.flash: .data's flash copy starts right after .text."""
     image = handmade_elf()
     flash = bytearray(image.flash)
     flash[image.data_lma : image.data_lma + 3] = node_id.to_bytes(2, "little") + bytes([group])

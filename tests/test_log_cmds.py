@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner, Result
 from damaged_log import CASES, build_log, flip_bit, record, segment
 
-from gateway.cli.main import build_cli
-from gateway.resultlog import ResultLog
+from motebase.gateway.cli.main import build_cli
+from motebase.gateway.resultlog import ResultLog
 
 SEG = {first: f"{first:020d}.seg" for first in (90, 265)}
 HINT = "quarantines the damage and keeps every intact record"
@@ -167,7 +167,7 @@ def test_cat_passes_over_declared_lost_offsets(log_dir: Path) -> None:
 def test_cat_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     with ResultLog(tmp_path) as log:  # more than a pipe holds: cat meets the closed end
         log.append_batch([{"kind": "reading", "seq": i, "pad": "x" * 200} for i in range(3000)])
-    mote_main = "from gateway.cli.main import main; main()"
+    mote_main = "from motebase.gateway.cli.main import main; main()"
     cat = subprocess.Popen(
         [sys.executable, "-c", mote_main, "log", "cat", str(tmp_path)],
         stdout=subprocess.PIPE,

@@ -1,7 +1,7 @@
 """The emulator built with the AVR images' limits (emu/build_ffi.py --profile avr).
 
 The build goes to a temporary directory and is loaded in a subprocess in place of
-``emu._motesim``, so the installed host build stays untouched; the network it runs must
+``motebase.emu._motesim``, so the installed host build stays untouched; the network it runs must
 answer exactly as the host build does, within the smaller limits.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from emu.network import memory_profile
+from motebase.emu.network import memory_profile
 
 # The checkout's build script: it compiles the checkout's firmware/ (an installed wheel
 # carries the built extension, not the C sources).
@@ -28,13 +28,13 @@ _SPEC.loader.exec_module(build_ffi)
 
 RUN_WITH_BUILD = """
 import importlib.machinery, importlib.util, json, sys
-loader = importlib.machinery.ExtensionFileLoader("emu._motesim", sys.argv[1])
-spec = importlib.util.spec_from_loader("emu._motesim", loader)
+loader = importlib.machinery.ExtensionFileLoader("motebase.emu._motesim", sys.argv[1])
+spec = importlib.util.spec_from_loader("motebase.emu._motesim", loader)
 module = importlib.util.module_from_spec(spec)
 loader.exec_module(module)
-sys.modules["emu._motesim"] = module
-from emu.experiment import QueryRun, run_experiment
-from emu.network import Network, NetworkConfig, memory_profile
+sys.modules["motebase.emu._motesim"] = module
+from motebase.emu.experiment import QueryRun, run_experiment
+from motebase.emu.network import Network, NetworkConfig, memory_profile
 COUNT = "SELECT COUNT(*) FROM sensors EPOCH DURATION 2048"
 with Network(NetworkConfig(nodes=9, lossless=True, seed=1)) as net:
     ex = run_experiment(net, [QueryRun(COUNT)], epochs=4)

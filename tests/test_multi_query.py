@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import pytest
 from emulated import emulated_bridge
 
-from gateway.assembly import Reading
-from gateway.plan import compile_query
-from gateway.session import QuerySession, SessionConfig
-from gateway.transport import open_link
+from motebase.gateway.assembly import Reading
+from motebase.gateway.plan import compile_query
+from motebase.gateway.session import QuerySession, SessionConfig
+from motebase.gateway.transport import open_link
 
 #: Real-time end-to-end runs: tox runs them on py311 only (tox.ini).
 pytestmark = pytest.mark.slow

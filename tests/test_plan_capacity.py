@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from gateway.cli.sql_cmds import explain_cmd
-from gateway.plan import compile_query
-from gateway.plan.capacity import capacity, epoch_intervals
+from motebase.gateway.cli.sql_cmds import explain_cmd
+from motebase.gateway.plan import compile_query
+from motebase.gateway.plan.capacity import capacity, epoch_intervals
 
 
 def test_records_per_node_follow_the_interval() -> None:

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.catalog import default_catalog
-from gateway.plan import TinySQLError, compile_query
-from gateway.plan.explain import explain
-from gateway.plan.model import FieldArith
-from gateway.plan.overflow import arith_range, max_nodes, narrow_limits, overflow_notes
+from motebase.gateway.catalog import default_catalog
+from motebase.gateway.plan import TinySQLError, compile_query
+from motebase.gateway.plan.explain import explain
+from motebase.gateway.plan.model import FieldArith
+from motebase.gateway.plan.overflow import arith_range, max_nodes, narrow_limits, overflow_notes
 
 CATALOG = default_catalog()
 SUM, MIN, MAX, CNT, AVG, EXPAVG, WINAVG, WINSUM, WINMIN, WINMAX, WINCNT = range(1, 12)

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.catalog import default_catalog
-from gateway.encoder import encode_query
-from gateway.plan import BatteryState, TinySQLError, compile_query
-from gateway.plan.explain import explain
-from gateway.plan.pushdown import improve_probability
+from motebase.gateway.catalog import default_catalog
+from motebase.gateway.encoder import encode_query
+from motebase.gateway.plan import BatteryState, TinySQLError, compile_query
+from motebase.gateway.plan.explain import explain
+from motebase.gateway.plan.pushdown import improve_probability
 
 CATALOG = default_catalog()
 

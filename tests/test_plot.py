@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from emu.topology import INTEL_LAB, grid_positions, read_motes
-from gateway.plot.figure import STYLE
-from gateway.plot.logdata import LoggedQuery, LoggedReading, read_log
-from gateway.plot.topology import (
+from motebase.emu.topology import INTEL_LAB, grid_positions, read_motes
+from motebase.gateway.plot.figure import STYLE
+from motebase.gateway.plot.logdata import LoggedQuery, LoggedReading, read_log
+from motebase.gateway.plot.topology import (
     NodeView,
     TopologyView,
     depths_from_parents,
@@ -30,7 +30,7 @@ from gateway.plot.topology import (
     read_positions,
     topology_from_log,
 )
-from gateway.plot.topology import grid_positions as plot_grid_positions
+from motebase.gateway.plot.topology import grid_positions as plot_grid_positions
 
 pytestmark = pytest.mark.plot
 
@@ -304,7 +304,7 @@ def test_plot_log_draws_the_delivery_heatmap_and_a_line_per_node(grid: Run) -> N
 
 
 def test_the_heatmap_is_what_the_results_file_holds(grid: Run) -> None:
-    from gateway.plot.log import delivery_matrix
+    from motebase.gateway.plot.log import delivery_matrix
 
     query = read_log(grid.log)[1]
     nodes, epochs, cells = delivery_matrix(query)

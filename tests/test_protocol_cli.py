@@ -11,8 +11,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from gateway.cli.protocol_cmds import COMMANDS, decode_cmd, listen_cmd
-from gateway.protocol.framing import frame_packet
+from motebase.gateway.cli.protocol_cmds import COMMANDS, decode_cmd, listen_cmd
+from motebase.gateway.protocol.framing import frame_packet
 
 QUERY_PACKET = "ffff657d28017e00000100ff0066000000000000000000006c696768740000000004" + "00" * 11
 RESULT_PACKET = (

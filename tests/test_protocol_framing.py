@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.protocol.framing import (
+from motebase.gateway.protocol.framing import (
     Deframer,
     Protocol,
     _escape,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.protocol import (
+from motebase.gateway.protocol import (
     AggOp,
     AggregateSchema,
     AmType,

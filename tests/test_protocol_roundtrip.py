@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.protocol import (
+from motebase.gateway.protocol import (
     AggOp,
     AggregateSchema,
     ResultSchema,
@@ -30,9 +30,9 @@ from gateway.protocol import (
     parse_route_packet,
     parse_status,
 )
-from gateway.protocol.aggregates import WINDOWED, state_size
-from gateway.protocol.command import KNOWN_COMMANDS, PARAM_LAYOUT, ParamType
-from gateway.protocol.result import FIELD_VALUE, WireType
+from motebase.gateway.protocol.aggregates import WINDOWED, state_size
+from motebase.gateway.protocol.command import KNOWN_COMMANDS, PARAM_LAYOUT, ParamType
+from motebase.gateway.protocol.result import FIELD_VALUE, WireType
 
 u8 = st.integers(0, 0xFF)
 i8 = st.integers(-128, 127)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from gateway.protocol.sf import (
+from motebase.gateway.protocol.sf import (
     VERSION_ORIGINAL,
     SerialForwarderServer,
     SFClient,

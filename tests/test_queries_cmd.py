@@ -15,13 +15,13 @@ from emulated import emulated_bridge
 from polling import poll_until
 from scripted_mote import ScriptedMote, TinyDBRoot, tuple_packet
 
-from emu.bridge import SerialBridge
-from gateway.cli.main import build_cli
-from gateway.cli.session_cmds import queries_cmd
-from gateway.plan import compile_query
-from gateway.protocol import AmType
-from gateway.session import QuerySession, SessionConfig
-from gateway.transport import open_link
+from motebase.emu.bridge import SerialBridge
+from motebase.gateway.cli.main import build_cli
+from motebase.gateway.cli.session_cmds import queries_cmd
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol import AmType
+from motebase.gateway.session import QuerySession, SessionConfig
+from motebase.gateway.transport import open_link
 
 NODES = 9
 SQL = "SELECT nodeid, light FROM sensors EPOCH DURATION 512"

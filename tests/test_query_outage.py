@@ -24,14 +24,14 @@ import pytest
 from emulated import LIGHT_BASE, light_by_node
 from test_query_sigterm import StderrLines
 
-from emu.bridge import SerialBridge, serve
-from emu.network import Network, NetworkConfig
+from motebase.emu.bridge import SerialBridge, serve
+from motebase.emu.network import Network, NetworkConfig
 
 #: Real-time end-to-end runs: tox runs them on py311 only (tox.ini).
 pytestmark = pytest.mark.slow
 
 NODES = 9
-MOTE = "from gateway.cli.main import main; main()"
+MOTE = "from motebase.gateway.cli.main import main; main()"
 SQL = "SELECT nodeid, light FROM sensors EPOCH DURATION 512"
 RESENT = "re-sent: the basestation did not run it after the link came back"
 

@@ -20,17 +20,17 @@ from click.testing import CliRunner
 from emulated import LIGHT_BASE, emulated_bridge
 from scripted_mote import ScriptedMote, TinyDBRoot, tuple_packet
 
-from emu.network import Network
-from gateway.cli.main import build_cli
-from gateway.resultlog import ResultLog
-from gateway.session import QuerySession, SessionConfig
-from gateway.transport import open_link
+from motebase.emu.network import Network
+from motebase.gateway.cli.main import build_cli
+from motebase.gateway.resultlog import ResultLog
+from motebase.gateway.session import QuerySession, SessionConfig
+from motebase.gateway.transport import open_link
 
 #: Real-time end-to-end runs: tox runs them on py311 only (tox.ini).
 pytestmark = pytest.mark.slow
 
 NODES = 9
-MOTE = "from gateway.cli.main import main; main()"
+MOTE = "from motebase.gateway.cli.main import main; main()"
 SQL = "SELECT nodeid, light FROM sensors EPOCH DURATION 512"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.resultlog import (
+from motebase.gateway.resultlog import (
     LogCorruptError,
     LogLockedError,
     ResultLog,
@@ -179,7 +179,7 @@ def test_records_that_are_not_json_are_rejected_before_anything_is_written(
 _WRITER = textwrap.dedent(
     """
     import sys
-    from gateway.resultlog import ResultLog
+    from motebase.gateway.resultlog import ResultLog
 
     log = ResultLog(sys.argv[1], segment_bytes=4096)
     seq = log.open_writer() + 1

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from gateway.resultlog import ResultLog
+from motebase.gateway.resultlog import ResultLog
 
 KILLS = 200
 SEED = 20251124
@@ -34,7 +34,7 @@ SEED = 20251124
 _WRITER = textwrap.dedent(
     """
     import sys
-    from gateway.resultlog import ResultLog
+    from motebase.gateway.resultlog import ResultLog
 
     def record(offset):
         return {"kind": "reading", "seq": offset, "pad": "x" * (offset % 40)}

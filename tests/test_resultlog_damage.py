@@ -20,7 +20,7 @@ from damaged_log import (
     segment,
 )
 
-from gateway.logfiles import (
+from motebase.gateway.logfiles import (
     COMMITTED_NAME,
     DamageKind,
     LostOffsets,
@@ -28,9 +28,9 @@ from gateway.logfiles import (
     read_lost,
     write_lost,
 )
-from gateway.logrepair import repair_log
-from gateway.logscan import scan_log
-from gateway.resultlog import (
+from motebase.gateway.logrepair import repair_log
+from motebase.gateway.logscan import scan_log
+from motebase.gateway.resultlog import (
     LogCorruptError,
     LogLockedError,
     ResultLog,

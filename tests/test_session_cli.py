@@ -17,14 +17,14 @@ import pytest
 from click.testing import CliRunner
 from scripted_mote import ScriptedMote, TinyDBRoot, aggregate_packet, query_parts, tuple_packet
 
-from gateway.assembly import Row
-from gateway.cli.main import build_cli
-from gateway.cli.params import parse_duration
-from gateway.plan import compile_query
-from gateway.protocol import AmType, parse_tos_packet
-from gateway.resultlog import ResultLog
-from gateway.session import QuerySession, SessionConfig
-from gateway.transport import open_link
+from motebase.gateway.assembly import Row
+from motebase.gateway.cli.main import build_cli
+from motebase.gateway.cli.params import parse_duration
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol import AmType, parse_tos_packet
+from motebase.gateway.resultlog import ResultLog
+from motebase.gateway.session import QuerySession, SessionConfig
+from motebase.gateway.transport import open_link
 
 SELECT = "SELECT nodeid, light FROM sensors EPOCH DURATION 1024"
 

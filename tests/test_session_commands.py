@@ -11,14 +11,14 @@ from collections.abc import Iterator
 import pytest
 from emulated import emulated_bridge
 
-from emu import network as emu_network
-from gateway.plan import compile_query
-from gateway.session import QuerySession, SessionConfig, command_packet, first_command_seq
-from gateway.transport import open_link
+from motebase.emu import network as emu_network
+from motebase.gateway.plan import compile_query
+from motebase.gateway.session import QuerySession, SessionConfig, command_packet, first_command_seq
+from motebase.gateway.transport import open_link
 
 NODES = 9
 CONFIG = SessionConfig(status_wait_s=0.5)
-MOTE = "from gateway.cli.main import main; main()"
+MOTE = "from motebase.gateway.cli.main import main; main()"
 
 
 @pytest.fixture

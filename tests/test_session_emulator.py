@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 from emulated import LIGHT_BASE, emulated_bridge
 
-from gateway.assembly import AggregateRow, Reading, RegisteredQuery, Row
-from gateway.plan import compile_query
-from gateway.session import QuerySession, RunLimits, SessionConfig, run_query
-from gateway.transport import open_link
+from motebase.gateway.assembly import AggregateRow, Reading, RegisteredQuery, Row
+from motebase.gateway.plan import compile_query
+from motebase.gateway.session import QuerySession, RunLimits, SessionConfig, run_query
+from motebase.gateway.transport import open_link
 
 #: Real-time end-to-end runs: tox runs them on py311 only (tox.ini).
 pytestmark = pytest.mark.slow

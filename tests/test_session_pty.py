@@ -17,12 +17,17 @@ from scripted_mote import (
     tuple_packet,
 )
 
-from gateway.assembly import AggregateRow, Reading, Row
-from gateway.encoder import encode_query
-from gateway.plan import compile_query
-from gateway.protocol import AmType, build_query_request, build_tos_packet, parse_tos_packet
-from gateway.session import QuerySession, RunLimits, SendError, SessionConfig, run_query
-from gateway.transport import open_link
+from motebase.gateway.assembly import AggregateRow, Reading, Row
+from motebase.gateway.encoder import encode_query
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol import (
+    AmType,
+    build_query_request,
+    build_tos_packet,
+    parse_tos_packet,
+)
+from motebase.gateway.session import QuerySession, RunLimits, SendError, SessionConfig, run_query
+from motebase.gateway.transport import open_link
 
 FAST = SessionConfig(status_wait_s=0.3, stop_gap_s=0.01)
 SELECT = "SELECT nodeid, light FROM sensors EPOCH DURATION 1024"

@@ -17,12 +17,12 @@ from scripted_mote import (
     tuple_packet,
 )
 
-from gateway.assembly import Row
-from gateway.plan import compile_query
-from gateway.protocol import AmType
-from gateway.session import QuerySession, SessionConfig
-from gateway.sfserver import SerialForwarder
-from gateway.transport import ReconnectingEndpoint, open_link
+from motebase.gateway.assembly import Row
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol import AmType
+from motebase.gateway.session import QuerySession, SessionConfig
+from motebase.gateway.sfserver import SerialForwarder
+from motebase.gateway.transport import ReconnectingEndpoint, open_link
 
 FAST = SessionConfig(status_wait_s=0.2, stop_gap_s=0.01)
 SELECT = "SELECT nodeid, light FROM sensors EPOCH DURATION 1024"

@@ -10,13 +10,13 @@ import pytest
 from polling import poll_until
 from scripted_mote import ScriptedMote, TinyDBRoot, aggregate_packet, query_parts, tuple_packet
 
-from gateway.assembly import Reading
-from gateway.encoder import encode_query
-from gateway.plan import compile_query
-from gateway.protocol import AmType
-from gateway.session import QuerySession, SessionConfig
-from gateway.sfserver import SerialForwarder
-from gateway.transport import open_link
+from motebase.gateway.assembly import Reading
+from motebase.gateway.encoder import encode_query
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol import AmType
+from motebase.gateway.session import QuerySession, SessionConfig
+from motebase.gateway.sfserver import SerialForwarder
+from motebase.gateway.transport import open_link
 
 FAST = SessionConfig(status_wait_s=0.3, stop_gap_s=0.01)
 

@@ -18,9 +18,9 @@ import pytest
 from scripted_mote import ScriptedMote, TinyDBRoot
 from test_query_sigterm import StderrLines
 
-from gateway.protocol.sf import LOOPBACK, SerialForwarderServer, SFClient, address_allowed
+from motebase.gateway.protocol.sf import LOOPBACK, SerialForwarderServer, SFClient, address_allowed
 
-MOTE = "from gateway.cli.main import main; main()"
+MOTE = "from motebase.gateway.cli.main import main; main()"
 
 
 def _refused(port: int) -> bool:

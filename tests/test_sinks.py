@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
-from gateway.assembly import (
+from motebase.gateway.assembly import (
     AggregateResult,
     Reading,
     RegisteredQuery,
@@ -18,9 +18,9 @@ from gateway.assembly import (
     Row,
     TupleResult,
 )
-from gateway.plan import compile_query
-from gateway.resultlog import ResultLog
-from gateway.sinks import CsvSink, JsonLinesSink, LiveTableSink, ResultLogSink
+from motebase.gateway.plan import compile_query
+from motebase.gateway.resultlog import ResultLog
+from motebase.gateway.sinks import CsvSink, JsonLinesSink, LiveTableSink, ResultLogSink
 
 START = 1_700_000_000.0
 

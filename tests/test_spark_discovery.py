@@ -107,11 +107,11 @@ def test_an_interpreter_not_on_path_works_once_pyspark_python_names_it(tmp_path:
 
 
 def test_an_unimportable_motebase_is_named_and_hides_no_other_source(tmp_path: Path) -> None:
-    # A worker interpreter that has pyspark_motebase but cannot import spark.source (here a
-    # shadowing `spark` package that raises): the source is still registered, and using it
-    # says why it cannot work; Spark's other sources are unaffected.
+    # A worker interpreter that has pyspark_motebase but cannot import motebase.spark.source
+    # (here a shadowing `motebase` package that raises): the source is still registered, and
+    # using it says why it cannot work; Spark's other sources are unaffected.
     write_log(tmp_path / "log", range(EPOCHS), NODES)
-    shadow = tmp_path / "shadow" / "spark"
+    shadow = tmp_path / "shadow" / "motebase"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('no motebase spark here')\n")
     (tmp_path / "rows.json").write_text('{"a": 1}\n{"a": 2}\n')

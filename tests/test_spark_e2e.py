@@ -20,8 +20,8 @@ from pyspark.sql import SparkSession
 from spark_fixtures import parquet_offsets
 from synthetic_log import logged
 
-from gateway.resultlog import ResultLog
-from spark.pipeline import (
+from motebase.gateway.resultlog import ResultLog
+from motebase.spark.pipeline import (
     PipelineConfig,
     read_log,
     start_parquet_sink,
@@ -46,7 +46,7 @@ def emulated_network() -> Iterator[str]:
 
 
 def start_gateway(pty: str, log_dir: Path, sql: str, *limits: str) -> subprocess.Popen[str]:
-    command = "from gateway.cli.main import main; main()"
+    command = "from motebase.gateway.cli.main import main; main()"
     args = ["query", sql, "--port", pty, "--log", str(log_dir), "--no-table", *limits]
     return subprocess.Popen(
         [sys.executable, "-c", command, *args],

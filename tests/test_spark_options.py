@@ -28,13 +28,15 @@ def load_error(spark: SparkSession, options: dict[str, str], streaming: bool) ->
         reader.format("motebase").options(**options).load()
     lines = str(raised.value).splitlines()
     assert lines[0].startswith("[PYTHON_DATA_SOURCE_ERROR] Failed to create Python data source")
-    return next(line for line in lines if line.startswith("spark.source.MotebaseOptionError: "))
+    return next(
+        line for line in lines if line.startswith("motebase.spark.source.MotebaseOptionError: ")
+    )
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["batch", "stream"])
 def test_a_missing_path_is_refused_at_load(spark_session: SparkSession, streaming: bool) -> None:
     assert load_error(spark_session, {}, streaming) == (
-        "spark.source.MotebaseOptionError: the motebase source needs the result log "
+        "motebase.spark.source.MotebaseOptionError: the motebase source needs the result log "
         'directory: .option("path", LOG_DIR) or .load(LOG_DIR)'
     )
 
@@ -46,7 +48,7 @@ def test_a_log_directory_that_does_not_exist_is_refused_at_load(
     # Before: load() succeeded and the batch failed in a task with a bare AssertionError.
     missing = tmp_path / "no-such-log"
     assert load_error(spark_session, {"path": str(missing)}, streaming) == (
-        f"spark.source.MotebaseOptionError: the motebase source's path {missing} is not a "
+        f"motebase.spark.source.MotebaseOptionError: the motebase source's path {missing} is not a "
         "directory: it must be the result log directory the gateway writes "
         "(mote query ... --log DIR)"
     )
@@ -73,7 +75,7 @@ def test_an_invalid_or_unknown_option_is_refused_at_load(
     write_log(tmp_path, range(EPOCHS), NODES)
     options = {"path": str(tmp_path), option: value}
     line = load_error(spark_session, options, streaming=False)
-    assert line.startswith("spark.source.MotebaseOptionError: the motebase source")
+    assert line.startswith("motebase.spark.source.MotebaseOptionError: the motebase source")
     assert line.endswith(message)
 
 

@@ -13,9 +13,9 @@ from pyspark.sql import SparkSession
 from spark_fixtures import parquet_offsets
 from synthetic_log import QUERY_ID, T0, epoch_records, logged, write_log
 
-from gateway.cli.main import build_cli
-from gateway.resultlog import ResultLog
-from spark.pipeline import (
+from motebase.gateway.cli.main import build_cli
+from motebase.gateway.resultlog import ResultLog
+from motebase.spark.pipeline import (
     PipelineConfig,
     WindowJoinSpec,
     node_averages,
@@ -25,7 +25,7 @@ from spark.pipeline import (
     window_join,
     with_date,
 )
-from spark.topology import NodePosition, write_positions_csv
+from motebase.spark.topology import NodePosition, write_positions_csv
 
 pytestmark = pytest.mark.spark
 spark_session = spark_fixtures.spark_session  # the one SparkSession of the test session

@@ -12,12 +12,12 @@ import spark_fixtures
 from pyspark.sql import SparkSession
 from spark_fixtures import parquet_offsets
 
-from gateway.resultlog import ResultLog
+from motebase.gateway.resultlog import ResultLog
 
 pytestmark = pytest.mark.spark
 spark_session = spark_fixtures.spark_session
 
-MOTE = "from gateway.cli.main import main; main()"
+MOTE = "from motebase.gateway.cli.main import main; main()"
 
 
 def test_mote_run_lands_every_logged_reading_in_parquet_once(

@@ -14,7 +14,7 @@ from test_query_sigterm import StderrLines
 
 pytestmark = pytest.mark.spark
 
-MOTE = "from gateway.cli.main import main; main()"
+MOTE = "from motebase.gateway.cli.main import main; main()"
 
 
 def test_sigterm_while_streaming_ends_with_the_summary_and_exit_0(tmp_path: Path) -> None:

@@ -30,9 +30,9 @@ from synthetic_log import (
     write_log,
 )
 
-from gateway.logrepair import repair_log
-from gateway.resultlog import ResultLog, segment_name
-from spark.pipeline import PipelineConfig, read_log, start_parquet_sink, with_date
+from motebase.gateway.logrepair import repair_log
+from motebase.gateway.resultlog import ResultLog, segment_name
+from motebase.spark.pipeline import PipelineConfig, read_log, start_parquet_sink, with_date
 
 pytestmark = pytest.mark.spark
 spark_session = spark_fixtures.spark_session  # the one SparkSession of the test session
@@ -185,7 +185,7 @@ _WRITER = textwrap.dedent(
     import sys
     sys.path.insert(0, sys.argv[3])
     from synthetic_log import epoch_records, query_record
-    from gateway.resultlog import ResultLog
+    from motebase.gateway.resultlog import ResultLog
 
     NODES = int(sys.argv[4])
     log = ResultLog(sys.argv[1], segment_bytes=4096)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from scripted_mote import tuple_packet
 
-from emu.network import Network, NetworkConfig
-from emu.virtual_link import SERIAL_BAUD, VirtualEndpoint
-from gateway.assembly import TupleResult
-from gateway.plan import compile_query
-from gateway.protocol import decode_packet
-from gateway.protocol.result import time_sync_ms
-from gateway.session import QuerySession, SessionConfig, result_schema, wire_result
+from motebase.emu.network import Network, NetworkConfig
+from motebase.emu.virtual_link import SERIAL_BAUD, VirtualEndpoint
+from motebase.gateway.assembly import TupleResult
+from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol import decode_packet
+from motebase.gateway.protocol.result import time_sync_ms
+from motebase.gateway.session import QuerySession, SessionConfig, result_schema, wire_result
 
 POLL_S = 0.01
 #: The longest frame the root sends a result in: 7E, protocol, TOS header, multihop

@@ -10,9 +10,9 @@ import re
 import pytest
 from docs_text import DOCS, code_blocks
 
-from gateway.catalog import default_catalog
-from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
-from gateway.tinysql.parser import EPOCH_UNITS, RESERVED, TIME_UNITS
+from motebase.gateway.catalog import default_catalog
+from motebase.gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
+from motebase.gateway.tinysql.parser import EPOCH_UNITS, RESERVED, TIME_UNITS
 
 PAGE = DOCS / "tinysql.md"
 EXAMPLES = code_blocks(PAGE, "sql")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.tinysql import SelectQuery, StopQuery, TinySQLError, ast, parse_statement
-from gateway.tinysql.lexer import MAX_NUMBER_LENGTH
-from gateway.tinysql.parser import MAX_DEPTH
+from motebase.gateway.tinysql import SelectQuery, StopQuery, TinySQLError, ast, parse_statement
+from motebase.gateway.tinysql.lexer import MAX_NUMBER_LENGTH
+from motebase.gateway.tinysql.parser import MAX_DEPTH
 
 
 def select(sql: str) -> SelectQuery:

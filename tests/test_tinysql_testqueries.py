@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.encoder import encode_query
-from gateway.plan import TinySQLError, compile_query
+from motebase.gateway.encoder import encode_query
+from motebase.gateway.plan import TinySQLError, compile_query
 
 # A verbatim copy of ../shared/data/tinydb-testqueries.txt (the original tools' test list),
 # kept in the repo so the test runs wherever the repo is cloned.

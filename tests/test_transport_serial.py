@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from gateway.protocol.framing import (
+from motebase.gateway.protocol.framing import (
     Deframer,
     Frame,
     Protocol,
@@ -21,8 +21,8 @@ from gateway.protocol.framing import (
     frame_packet,
     frame_packet_ack,
 )
-from gateway.protocol.sf import SerialForwarderServer
-from gateway.transport import ReconnectingEndpoint, SerialEndpoint, open_endpoint
+from motebase.gateway.protocol.sf import SerialForwarderServer
+from motebase.gateway.transport import ReconnectingEndpoint, SerialEndpoint, open_endpoint
 
 
 class Peer:

@@ -6,9 +6,9 @@ fewer readings, and every yield measured against it looks better than the networ
 
 from __future__ import annotations
 
-from emu.truth import Sample, ground_truth
-from gateway.assembly import RegisteredQuery
-from gateway.plan import compile_query
+from motebase.emu.truth import Sample, ground_truth
+from motebase.gateway.assembly import RegisteredQuery
+from motebase.gateway.plan import compile_query
 
 SQL = "SELECT nodeid, light FROM sensors EPOCH DURATION 2048"
 

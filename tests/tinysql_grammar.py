@@ -16,11 +16,11 @@ from functools import cache
 
 from hypothesis import strategies as st
 
-from gateway.catalog import default_catalog
-from gateway.encoder import encode_query
-from gateway.plan import TinySQLError, compile_query
-from gateway.plan.capacity import capacity
-from gateway.plan.explain import explain
+from motebase.gateway.catalog import default_catalog
+from motebase.gateway.encoder import encode_query
+from motebase.gateway.plan import TinySQLError, compile_query
+from motebase.gateway.plan.capacity import capacity
+from motebase.gateway.plan.explain import explain
 
 _CATALOG = default_catalog()
 ATTRIBUTES = sorted(_CATALOG.attributes)

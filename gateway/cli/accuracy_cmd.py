@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
 
-from gateway.accuracy import (
+from motebase.gateway.accuracy import (
     UNROUTED,
     AccuracyInputError,
     AccuracyReport,
@@ -24,8 +24,8 @@ from gateway.accuracy import (
     compare,
     load_jsonl,
 )
-from gateway.cli.plot_cmds import drawing, picture_option
-from gateway.console import make_console
+from motebase.gateway.cli.plot_cmds import drawing, picture_option
+from motebase.gateway.console import make_console
 
 #: Nodes listed by name before "and N more": keeps a 1000-node report readable.
 MAX_LISTED = 20
@@ -65,7 +65,7 @@ def accuracy_cmd(
     else:
         render(report, make_console(highlight=False))
     if plot is not None:
-        from gateway.plot.accuracy import draw_accuracy
+        from motebase.gateway.plot.accuracy import draw_accuracy
 
         drawing(draw_accuracy, report, plot)
     if check and not report.sound:

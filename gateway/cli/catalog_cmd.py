@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from gateway.catalog import AggregateDef, Attribute, Catalog, default_catalog
-from gateway.protocol.aggregates import state_struct
+from motebase.gateway.catalog import AggregateDef, Attribute, Catalog, default_catalog
+from motebase.gateway.protocol.aggregates import state_struct
 
 #: The catalog's type codes (QueryField / TOSType) as C types.
 TYPE_NAMES = {

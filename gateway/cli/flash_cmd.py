@@ -8,13 +8,13 @@ from pathlib import Path
 
 import click
 
-import gateway
-from gateway.flash import FlashError
-from gateway.flash.avrdude import avrdude_argv, check_port, command_line, find_avrdude, run
-from gateway.flash.ihex import write_ihex
-from gateway.flash.image import FlashImage
-from gateway.flash.patch import PLATFORMS, check_group, check_node_id, load_image
-from gateway.protocol.tos import DEFAULT_GROUP
+from motebase import gateway
+from motebase.gateway.flash import FlashError
+from motebase.gateway.flash.avrdude import avrdude_argv, check_port, command_line, find_avrdude, run
+from motebase.gateway.flash.ihex import write_ihex
+from motebase.gateway.flash.image import FlashImage
+from motebase.gateway.flash.patch import PLATFORMS, check_group, check_node_id, load_image
+from motebase.gateway.protocol.tos import DEFAULT_GROUP
 
 #: What marks a motebase source checkout: the root Makefile and the HAL every image needs.
 _CHECKOUT_MARKERS = ("Makefile", "firmware/hal/hal.h")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import click
 
-from gateway.logfiles import LogCorruptError, LogLockedError
-from gateway.logrepair import repair_log
-from gateway.logscan import LogReport, scan_log
-from gateway.resultlog import ResultLog
+from motebase.gateway.logfiles import LogCorruptError, LogLockedError
+from motebase.gateway.logrepair import repair_log
+from motebase.gateway.logscan import LogReport, scan_log
+from motebase.gateway.resultlog import ResultLog
 
 _LOG_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 

@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 
 import click
 
-from gateway.protocol.tos import DEFAULT_GROUP
-from gateway.tinysql import TinySQLError
+from motebase.gateway.protocol.tos import DEFAULT_GROUP
+from motebase.gateway.tinysql import TinySQLError
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

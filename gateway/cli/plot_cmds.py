@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 import click
 
-from gateway.logfiles import LogCorruptError
-from gateway.plot import INSTALL_PLOT, PlotExtraMissing, picture_format, require_matplotlib
-from gateway.plot.logdata import LoggedQuery, read_log
+from motebase.gateway.logfiles import LogCorruptError
+from motebase.gateway.plot import INSTALL_PLOT, PlotExtraMissing, picture_format, require_matplotlib
+from motebase.gateway.plot.logdata import LoggedQuery, read_log
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _LOG_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -131,7 +131,7 @@ def topology_cmd(
     (the query must select parent; depth too, or it is counted from the parents) over the
     motes' positions, nodes coloured by depth. Link qualities are not in a log: `mote
     emulate --plot` draws them for an emulated network."""
-    from gateway.plot.topology import draw_topology, read_positions, topology_from_log
+    from motebase.gateway.plot.topology import draw_topology, read_positions, topology_from_log
 
     query = _chosen(_load(directory), qid, lambda q: "parent" in q.fields)
     try:
@@ -162,7 +162,7 @@ def log_cmd(directory: Path, out: Path, qid: int | None, attr: str | None) -> No
     """Draw one query of the result log DIRECTORY in one figure. A tuple query: a node x
     epoch heatmap of the readings delivered, above an attribute per node over the epochs.
     An aggregate query: each aggregate column over the epochs, a line per group."""
-    from gateway.plot.log import draw_log
+    from motebase.gateway.plot.log import draw_log
 
     query = _chosen(_load(directory), qid, lambda q: True)
     drawing(draw_log, query, out, attr.lower() if attr else None)

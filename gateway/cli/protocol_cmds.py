@@ -18,9 +18,9 @@ from typing import IO, Any
 
 import click
 
-from gateway.capture import CaptureWriter
-from gateway.cli.params import AmGroup, Duration, platform_option
-from gateway.protocol import (
+from motebase.gateway.capture import CaptureWriter
+from motebase.gateway.cli.params import AmGroup, Duration, platform_option
+from motebase.gateway.protocol import (
     DecodeError,
     Deframer,
     Frame,
@@ -29,9 +29,9 @@ from gateway.protocol import (
     WireType,
     decode_packet,
 )
-from gateway.protocol.tos import TINYDB_PAYLOAD_LEN
-from gateway.transport import Endpoint, open_endpoint, platform_baud
-from gateway.transport.url import is_sf_url
+from motebase.gateway.protocol.tos import TINYDB_PAYLOAD_LEN
+from motebase.gateway.transport import Endpoint, open_endpoint, platform_baud
+from motebase.gateway.transport.url import is_sf_url
 
 _PROTOCOL_BYTES = {int(p) for p in Protocol}
 

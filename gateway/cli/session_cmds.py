@@ -15,17 +15,28 @@ from typing import Any, TypeVar
 
 import click
 
-from gateway.assembly import RegisteredQuery, Row
-from gateway.capture import CaptureError, CaptureWriter, query_to_replay, read_capture, replay
-from gateway.cli.params import Duration, group_option, platform_option, sql_error
-from gateway.cli.protocol_cmds import capture_for
-from gateway.cli.signals import sigterm_calls
-from gateway.console import make_console
-from gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
-from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, CommandParamError, ParamType
-from gateway.protocol.sf import LOOPBACK, IPNetwork
-from gateway.resultlog import LogCorruptError, LogLockedError
-from gateway.session import (
+from motebase.gateway.assembly import RegisteredQuery, Row
+from motebase.gateway.capture import (
+    CaptureError,
+    CaptureWriter,
+    query_to_replay,
+    read_capture,
+    replay,
+)
+from motebase.gateway.cli.params import Duration, group_option, platform_option, sql_error
+from motebase.gateway.cli.protocol_cmds import capture_for
+from motebase.gateway.cli.signals import sigterm_calls
+from motebase.gateway.console import make_console
+from motebase.gateway.plan import StopQuery, TinySQLError, compile_query, parse_statement
+from motebase.gateway.protocol.command import (
+    ALL_NODES,
+    KNOWN_COMMANDS,
+    CommandParamError,
+    ParamType,
+)
+from motebase.gateway.protocol.sf import LOOPBACK, IPNetwork
+from motebase.gateway.resultlog import LogCorruptError, LogLockedError
+from motebase.gateway.session import (
     QuerySession,
     RowSink,
     RunLimits,
@@ -33,9 +44,9 @@ from gateway.session import (
     SessionConfig,
     run_query,
 )
-from gateway.sfserver import SerialForwarder
-from gateway.sinks import STDOUT, LiveTableSink, file_sinks
-from gateway.transport import ReconnectingEndpoint, open_link
+from motebase.gateway.sfserver import SerialForwarder
+from motebase.gateway.sinks import STDOUT, LiveTableSink, file_sinks
+from motebase.gateway.transport import ReconnectingEndpoint, open_link
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import click
 
-from gateway.catalog import Catalog, default_catalog
-from gateway.cli.catalog_cmd import catalog_cmd
-from gateway.cli.params import group_option, sql_error
-from gateway.console import make_console
-from gateway.encoder import encode_query
-from gateway.plan import BatteryState, QueryPlan, TinySQLError, compile_query
-from gateway.plan.capacity import capacity
-from gateway.plan.explain import explain
-from gateway.session import query_packet
+from motebase.gateway.catalog import Catalog, default_catalog
+from motebase.gateway.cli.catalog_cmd import catalog_cmd
+from motebase.gateway.cli.params import group_option, sql_error
+from motebase.gateway.console import make_console
+from motebase.gateway.encoder import encode_query
+from motebase.gateway.plan import BatteryState, QueryPlan, TinySQLError, compile_query
+from motebase.gateway.plan.capacity import capacity
+from motebase.gateway.plan.explain import explain
+from motebase.gateway.session import query_packet
 
 
 def _compile(

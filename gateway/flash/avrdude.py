@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from gateway.flash.errors import FlashError
+from motebase.gateway.flash.errors import FlashError
 
 PROGRAMMER = "mib510"
 PART = "m128"

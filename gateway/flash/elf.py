@@ -19,7 +19,7 @@ from typing import Any
 
 import construct as cs
 
-from gateway.flash.errors import FlashError
+from motebase.gateway.flash.errors import FlashError
 
 #: e_machine of Atmel AVR 8-bit images.
 EM_AVR = 83

@@ -14,8 +14,8 @@ from typing import Any
 
 import construct as cs
 
-from gateway.flash.errors import FlashError
-from gateway.flash.image import FlashImage
+from motebase.gateway.flash.errors import FlashError
+from motebase.gateway.flash.image import FlashImage
 
 DATA, EOF, EXT_SEGMENT, START_SEGMENT, EXT_LINEAR, START_LINEAR = range(6)
 #: Data bytes per record, as avr-objcopy writes them.

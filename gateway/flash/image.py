@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gateway.flash.errors import FlashError
+from motebase.gateway.flash.errors import FlashError
 
 #: What an erased flash cell reads; avrdude erases the chip before it writes.
 ERASED = 0xFF

@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.flash.elf import ElfImage, ElfSymbol, read_elf
-from gateway.flash.errors import FlashError
-from gateway.flash.ihex import read_ihex
-from gateway.flash.image import FlashImage
+from motebase.gateway.flash.elf import ElfImage, ElfSymbol, read_elf
+from motebase.gateway.flash.errors import FlashError
+from motebase.gateway.flash.ihex import read_ihex
+from motebase.gateway.flash.image import FlashImage
 
 NODE_ID_SYMBOL = "TOS_LOCAL_ADDRESS"
 GROUP_SYMBOL = "TOS_AM_GROUP"

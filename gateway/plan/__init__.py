@@ -1,8 +1,8 @@
 """Query planning: TinySQL -> QueryPlan (field/expression layout, selection order, epoch)."""
 
-from gateway.plan.compile import compile_query
-from gateway.plan.lifetime import BatteryState
-from gateway.plan.model import (
+from motebase.gateway.plan.compile import compile_query
+from motebase.gateway.plan.lifetime import BatteryState
+from motebase.gateway.plan.model import (
     FieldArith,
     GroupBy,
     OutputAction,
@@ -12,7 +12,7 @@ from gateway.plan.model import (
     PlanSelection,
     QueryPlan,
 )
-from gateway.tinysql import StopQuery, TinySQLError, parse_statement
+from motebase.gateway.tinysql import StopQuery, TinySQLError, parse_statement
 
 __all__ = [
     "BatteryState",

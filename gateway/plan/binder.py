@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gateway.catalog import AggregateDef, Attribute, Catalog
-from gateway.plan.model import FieldArith, GroupBy, OutputColumn, PlanField, PlanSelection
-from gateway.plan.rowexpr import (
+from motebase.gateway.catalog import AggregateDef, Attribute, Catalog
+from motebase.gateway.plan.model import FieldArith, GroupBy, OutputColumn, PlanField, PlanSelection
+from motebase.gateway.plan.rowexpr import (
     RowArith,
     RowBool,
     RowCompare,
@@ -25,8 +25,8 @@ from gateway.plan.rowexpr import (
     RowRef,
     RowValue,
 )
-from gateway.tinysql import ast
-from gateway.tinysql.errors import TinySQLError
+from motebase.gateway.tinysql import ast
+from motebase.gateway.tinysql.errors import TinySQLError
 
 MAX_FIELDS = 16  # the motes track query parts in 16-bit masks
 MAX_EXPRESSIONS = 16

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.plan.model import QueryPlan
+from motebase.gateway.plan.model import QueryPlan
 
 RECORD_MS = 50
 """One result packet on the air, with its longest backoff (firmware/net/airtime.h)."""

@@ -5,12 +5,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from gateway.catalog import Catalog, default_catalog
-from gateway.plan import ordering
-from gateway.plan.binder import BoundQuery, PendingAggregate, bind
-from gateway.plan.explain import Explain
-from gateway.plan.lifetime import BatteryState, LifetimeEstimate, estimate_lifetime, period_units
-from gateway.plan.model import (
+from motebase.gateway.catalog import Catalog, default_catalog
+from motebase.gateway.plan import ordering
+from motebase.gateway.plan.binder import BoundQuery, PendingAggregate, bind
+from motebase.gateway.plan.explain import Explain
+from motebase.gateway.plan.lifetime import (
+    BatteryState,
+    LifetimeEstimate,
+    estimate_lifetime,
+    period_units,
+)
+from motebase.gateway.plan.model import (
     DEFAULT_EPOCH_MS,
     EPOCH_ONCE_UNITS,
     MS_PER_EPOCH_UNIT,
@@ -20,14 +25,14 @@ from gateway.plan.model import (
     PlanSelection,
     QueryPlan,
 )
-from gateway.plan.overflow import overflow_notes
-from gateway.plan.pushdown import decide_pushdown
-from gateway.plan.rowexpr import RowRef
-from gateway.protocol.aggregates import WINDOWED, AggOp
-from gateway.protocol.query import COMMAND_NAME_LEN
-from gateway.tinysql import ast
-from gateway.tinysql.errors import TinySQLError
-from gateway.tinysql.parser import EPOCH_UNITS, TIME_UNITS, parse_statement
+from motebase.gateway.plan.overflow import overflow_notes
+from motebase.gateway.plan.pushdown import decide_pushdown
+from motebase.gateway.plan.rowexpr import RowRef
+from motebase.gateway.protocol.aggregates import WINDOWED, AggOp
+from motebase.gateway.protocol.query import COMMAND_NAME_LEN
+from motebase.gateway.tinysql import ast
+from motebase.gateway.tinysql.errors import TinySQLError
+from motebase.gateway.tinysql.parser import EPOCH_UNITS, TIME_UNITS, parse_statement
 
 #: The tools accept EPOCH DURATION n for 64 < n (SensorQueryer.validEpochDur).
 MIN_EPOCH_MS_EXCLUSIVE = 64

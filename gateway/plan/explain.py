@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gateway.plan.lifetime import LifetimeEstimate
-from gateway.plan.model import PlanExpression, PlanField, PlanSelection, QueryPlan
-from gateway.plan.ordering import OrderCost
-from gateway.plan.pushdown import PushdownDecision
+from motebase.gateway.plan.lifetime import LifetimeEstimate
+from motebase.gateway.plan.model import PlanExpression, PlanField, PlanSelection, QueryPlan
+from motebase.gateway.plan.ordering import OrderCost
+from motebase.gateway.plan.pushdown import PushdownDecision
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

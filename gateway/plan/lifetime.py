@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gateway.catalog import Attribute, EnergyModel
+from motebase.gateway.catalog import Attribute, EnergyModel
 
 HOURS_PER_MS = 1.0 / 3_600_000.0
 

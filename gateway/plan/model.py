@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gateway.plan.rowexpr import Row, RowCondition, RowRef, RowValue, Value
+from motebase.gateway.plan.rowexpr import Row, RowCondition, RowRef, RowValue, Value
 
 if TYPE_CHECKING:
-    from gateway.plan.explain import Explain
+    from motebase.gateway.plan.explain import Explain
 
 SELECTION_OPS: Mapping[str, int] = {"=": 0, "<>": 1, ">": 2, ">=": 3, "<": 4, "<=": 5}
 ARITH_OPS: Mapping[str, int] = {"": 0, "*": 1, "/": 2, "+": 3, "-": 4, "%": 5, ">>": 6}

@@ -27,8 +27,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gateway.catalog import Attribute
-from gateway.plan.model import FieldArith, PlanSelection
+from motebase.gateway.catalog import Attribute
+from motebase.gateway.plan.model import FieldArith, PlanSelection
 
 
 def selectivity(attribute: Attribute, arith: FieldArith, op: str, value: int) -> float:

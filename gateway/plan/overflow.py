@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gateway.catalog import Attribute
-from gateway.plan.model import FieldArith, PlanAggregate, PlanExpression
-from gateway.protocol.aggregates import WINDOWED, AggOp
+from motebase.gateway.catalog import Attribute
+from motebase.gateway.plan.model import FieldArith, PlanAggregate, PlanExpression
+from motebase.gateway.protocol.aggregates import WINDOWED, AggOp
 
 INT16_MIN, INT16_MAX = -0x8000, 0x7FFF
 UINT16_MAX = 0xFFFF

@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gateway.catalog import Attribute
-from gateway.plan.model import PlanAggregate
-from gateway.plan.ordering import OrderCost
+from motebase.gateway.catalog import Attribute
+from motebase.gateway.plan.model import PlanAggregate
+from motebase.gateway.plan.ordering import OrderCost
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from gateway.accuracy import UNROUTED, AccuracyReport, AggregateAccuracy, TupleAccuracy
-from gateway.plot.figure import epoch_axis, picture
+from motebase.gateway.accuracy import UNROUTED, AccuracyReport, AggregateAccuracy, TupleAccuracy
+from motebase.gateway.plot.figure import epoch_axis, picture
 
 ROW_HEIGHT = 3.0
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gateway.plot.figure import epoch_axis, picture
-from gateway.plot.logdata import LoggedQuery
+from motebase.gateway.plot.figure import epoch_axis, picture
+from motebase.gateway.plot.logdata import LoggedQuery
 
 #: Attributes that describe the network rather than measure something: not the default
 #: attribute of the time series.

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gateway.resultlog import ResultLog
+from motebase.gateway.resultlog import ResultLog
 
 
 @dataclass(frozen=True)

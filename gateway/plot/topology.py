@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gateway.plot.figure import picture
-from gateway.plot.logdata import LoggedQuery
+from motebase.gateway.plot.figure import picture
+from motebase.gateway.plot.logdata import LoggedQuery
 
 #: TinyOS 1.x's UART address: the parent the root reports.
 UART_ADDR = 0x7E

@@ -7,11 +7,16 @@ Python; other packages encode and decode through the ``build_*`` / ``parse_*`` h
 
 from __future__ import annotations
 
-from gateway.protocol.aggregates import AggOp, decode_state, encode_state, state_size
-from gateway.protocol.command import ALL_NODES, KNOWN_COMMANDS, build_command, parse_command
-from gateway.protocol.errors import DecodeError, EncodeError, ProtocolError
-from gateway.protocol.event import build_event, parse_event
-from gateway.protocol.framing import (
+from motebase.gateway.protocol.aggregates import AggOp, decode_state, encode_state, state_size
+from motebase.gateway.protocol.command import (
+    ALL_NODES,
+    KNOWN_COMMANDS,
+    build_command,
+    parse_command,
+)
+from motebase.gateway.protocol.errors import DecodeError, EncodeError, ProtocolError
+from motebase.gateway.protocol.event import build_event, parse_event
+from motebase.gateway.protocol.framing import (
     Deframer,
     Frame,
     FramingStats,
@@ -22,14 +27,14 @@ from gateway.protocol.framing import (
     frame_packet_ack,
     frame_unknown,
 )
-from gateway.protocol.packet import (
+from motebase.gateway.protocol.packet import (
     AggregateSchema,
     DecodedPacket,
     ResultSchema,
     decode_packet,
     decode_result_body,
 )
-from gateway.protocol.query import (
+from motebase.gateway.protocol.query import (
     ArithOp,
     BufferType,
     ExprOpType,
@@ -39,17 +44,17 @@ from gateway.protocol.query import (
     build_query_message,
     parse_query_message,
 )
-from gateway.protocol.request import build_query_request, parse_query_request
-from gateway.protocol.result import (
+from motebase.gateway.protocol.request import build_query_request, parse_query_request
+from motebase.gateway.protocol.result import (
     QrType,
     WireType,
     build_query_result,
     decode_tuple_values,
     parse_query_result,
 )
-from gateway.protocol.route import build_route_packet, parse_route_packet
-from gateway.protocol.status import build_status, parse_status
-from gateway.protocol.tos import (
+from motebase.gateway.protocol.route import build_route_packet, parse_route_packet
+from motebase.gateway.protocol.status import build_status, parse_status
+from motebase.gateway.protocol.tos import (
     BCAST_ADDR,
     DEFAULT_GROUP,
     TINYDB_PAYLOAD_LEN,

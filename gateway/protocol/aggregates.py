@@ -17,7 +17,7 @@ Two layouts (firmware/ops/agg.h has the same table):
   nodes sums 8 epochs of each), so values are int32 and counts uint32. A window sends
   only its window result, in its operation's layout (its ring stays on the mote), and
   EXPAVG sends the epoch's own ``{sum, count}``; the gateway smooths it across epochs
-  (:func:`gateway.finalize.expavg_step`). Per-reading arithmetic is 32-bit on those
+  (:func:`motebase.gateway.finalize.expavg_step`). Per-reading arithmetic is 32-bit on those
   motes too.
 
   ==========================  ==========================================
@@ -41,8 +41,8 @@ from typing import Any, Literal
 
 import construct as cs
 
-from gateway.protocol.codec import build, parse
-from gateway.protocol.errors import DecodeError, EncodeError
+from motebase.gateway.protocol.codec import build, parse
+from motebase.gateway.protocol.errors import DecodeError, EncodeError
 
 #: Bytes of ``QueryResult.d`` left for the state after groupNo and exprIdx.
 MAX_STATE_LEN = 25

@@ -13,7 +13,7 @@ from typing import Any
 
 import construct as cs
 
-from gateway.protocol.errors import DecodeError, EncodeError
+from motebase.gateway.protocol.errors import DecodeError, EncodeError
 
 
 class _FixedCString(cs.Adapter):  # type: ignore[misc]

@@ -35,8 +35,8 @@ from typing import Any
 
 import construct as cs
 
-from gateway.protocol.codec import build, cstring, parse
-from gateway.protocol.query import EPOCH_ONCE
+from motebase.gateway.protocol.codec import build, cstring, parse
+from motebase.gateway.protocol.query import EPOCH_ONCE
 
 #: Size of the messages the Java CommandMsgs tool builds.
 JAVA_COMMAND_LEN = 30

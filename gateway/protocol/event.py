@@ -7,7 +7,7 @@ from typing import Any
 
 import construct as cs
 
-from gateway.protocol.codec import build, cstring, parse
+from motebase.gateway.protocol.codec import build, cstring, parse
 
 EventMsg = cs.Struct(
     "nodeid" / cs.Int16sl,

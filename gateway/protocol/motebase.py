@@ -31,10 +31,10 @@ from typing import Any
 
 import construct as cs
 
-from gateway.protocol.codec import build, parse
-from gateway.protocol.errors import DecodeError
-from gateway.protocol.query import QUERY_MESSAGE_LEN
-from gateway.protocol.status import STATUS_LEN
+from motebase.gateway.protocol.codec import build, parse
+from motebase.gateway.protocol.errors import DecodeError
+from motebase.gateway.protocol.query import QUERY_MESSAGE_LEN
+from motebase.gateway.protocol.status import STATUS_LEN
 
 MAGIC = b"mb"
 VERSION = 1

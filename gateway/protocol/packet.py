@@ -12,16 +12,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.protocol.aggregates import RingEntry, decode_state
-from gateway.protocol.command import parse_command
-from gateway.protocol.errors import DecodeError
-from gateway.protocol.event import parse_event, parse_uart_msg
-from gateway.protocol.query import parse_query_message
-from gateway.protocol.request import parse_query_request
-from gateway.protocol.result import QrType, WireType, decode_tuple_values, parse_query_result
-from gateway.protocol.route import parse_route_packet
-from gateway.protocol.status import parse_status
-from gateway.protocol.tos import (
+from motebase.gateway.protocol.aggregates import RingEntry, decode_state
+from motebase.gateway.protocol.command import parse_command
+from motebase.gateway.protocol.errors import DecodeError
+from motebase.gateway.protocol.event import parse_event, parse_uart_msg
+from motebase.gateway.protocol.query import parse_query_message
+from motebase.gateway.protocol.request import parse_query_request
+from motebase.gateway.protocol.result import (
+    QrType,
+    WireType,
+    decode_tuple_values,
+    parse_query_result,
+)
+from motebase.gateway.protocol.route import parse_route_packet
+from motebase.gateway.protocol.status import parse_status
+from motebase.gateway.protocol.tos import (
     MHOP_HEADER_LEN,
     TINYDB_PAYLOAD_LEN,
     TOS_HEADER_LEN,

@@ -30,7 +30,7 @@ from typing import Any
 
 import construct as cs
 
-from gateway.protocol.codec import build, fixed_cstring, padded_union, parse
+from motebase.gateway.protocol.codec import build, fixed_cstring, padded_union, parse
 
 QUERY_MESSAGE_LEN = 40
 UNION_LEN = 21

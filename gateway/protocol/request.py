@@ -11,7 +11,7 @@ from typing import Any
 
 import construct as cs
 
-from gateway.protocol.codec import build, parse
+from motebase.gateway.protocol.codec import build, parse
 
 QueryRequestMessage = cs.Struct(
     "qid" / cs.Int8ul,

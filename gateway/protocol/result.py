@@ -7,7 +7,7 @@
   :func:`decode_tuple_values` needs the query's field types. Like Java's QueryResult it
   walks field i = 0..numFields-1: bit i of ``notNull`` clear means NULL and takes no bytes.
 * 3 (aggregate record): ``{"groupNo", "exprIdx", "state": 25 raw bytes}``; decode the state
-  with :func:`gateway.protocol.aggregates.decode_state`.
+  with :func:`motebase.gateway.protocol.aggregates.decode_state`.
 * anything else: ``{"raw": 28 bytes}``.
 
 Integer values decode with the signedness of their declared type (Java reads INTTWO as
@@ -22,8 +22,8 @@ from typing import Any
 
 import construct as cs
 
-from gateway.protocol.codec import build, fixed_cstring, padded_union, parse
-from gateway.protocol.errors import DecodeError, EncodeError
+from motebase.gateway.protocol.codec import build, fixed_cstring, padded_union, parse
+from motebase.gateway.protocol.errors import DecodeError, EncodeError
 
 QUERY_RESULT_LEN = 42
 RESULT_UNION_LEN = 28

@@ -13,7 +13,7 @@ from typing import Any
 
 import construct as cs
 
-from gateway.protocol.codec import build, parse
+from motebase.gateway.protocol.codec import build, parse
 
 RouteEntry = cs.Struct("id" / cs.Int16ul, "receiveEst" / cs.Int8ul)
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import construct as cs
 
-from gateway.protocol.codec import build
-from gateway.protocol.errors import EncodeError, ProtocolError
+from motebase.gateway.protocol.codec import build
+from motebase.gateway.protocol.errors import EncodeError, ProtocolError
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import construct as cs
 
-from gateway.protocol.codec import build, parse
-from gateway.protocol.errors import DecodeError, EncodeError
+from motebase.gateway.protocol.codec import build, parse
+from motebase.gateway.protocol.errors import DecodeError, EncodeError
 
 #: ``TOSH_DATA_LENGTH`` of the TinyDBApp build (``MSG_SIZE=49``).
 TINYDB_PAYLOAD_LEN = 49

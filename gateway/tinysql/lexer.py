@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from gateway.tinysql.errors import TinySQLError
+from motebase.gateway.tinysql.errors import TinySQLError
 
 
 class Kind(Enum):

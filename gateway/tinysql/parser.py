@@ -34,9 +34,9 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import NoReturn, TypeVar
 
-from gateway.tinysql import ast
-from gateway.tinysql.errors import TinySQLError
-from gateway.tinysql.lexer import Kind, Token, tokenize
+from motebase.gateway.tinysql import ast
+from motebase.gateway.tinysql.errors import TinySQLError
+from motebase.gateway.tinysql.lexer import Kind, Token, tokenize
 
 T = TypeVar("T")
 

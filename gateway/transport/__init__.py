@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from gateway.transport.base import Endpoint, LinkDown, LinkStats
-from gateway.transport.reconnect import ReconnectingEndpoint
-from gateway.transport.serial_link import SerialEndpoint
-from gateway.transport.sf_link import SFEndpoint
-from gateway.transport.url import PLATFORM_BAUD, open_endpoint, open_link, platform_baud
+from motebase.gateway.transport.base import Endpoint, LinkDown, LinkStats
+from motebase.gateway.transport.reconnect import ReconnectingEndpoint
+from motebase.gateway.transport.serial_link import SerialEndpoint
+from motebase.gateway.transport.sf_link import SFEndpoint
+from motebase.gateway.transport.url import PLATFORM_BAUD, open_endpoint, open_link, platform_baud
 
 __all__ = [
     "PLATFORM_BAUD",

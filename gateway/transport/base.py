@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from gateway.protocol.framing import FramingStats
+from motebase.gateway.protocol.framing import FramingStats
 
 log = logging.getLogger(__name__)
 

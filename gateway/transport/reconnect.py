@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gateway.transport.base import Endpoint, LinkStats
+from motebase.gateway.transport.base import Endpoint, LinkStats
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol as TypingProtocol
 
-from gateway.protocol.framing import (
+from motebase.gateway.protocol.framing import (
     Deframer,
     Frame,
     Protocol,
@@ -23,7 +23,7 @@ from gateway.protocol.framing import (
     frame_packet,
     frame_packet_ack,
 )
-from gateway.transport.base import POLL_INTERVAL, ThreadedEndpoint
+from motebase.gateway.transport.base import POLL_INTERVAL, ThreadedEndpoint
 
 log = logging.getLogger(__name__)
 

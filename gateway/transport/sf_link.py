@@ -6,8 +6,8 @@ done once the packet is on the TCP stream.
 
 from __future__ import annotations
 
-from gateway.protocol.sf import SFClient
-from gateway.transport.base import POLL_INTERVAL, ThreadedEndpoint
+from motebase.gateway.protocol.sf import SFClient
+from motebase.gateway.transport.base import POLL_INTERVAL, ThreadedEndpoint
 
 
 class SFEndpoint(ThreadedEndpoint):

@@ -15,10 +15,10 @@ from collections.abc import Callable
 
 import serial
 
-from gateway.transport.base import Endpoint
-from gateway.transport.reconnect import ReconnectingEndpoint
-from gateway.transport.serial_link import SerialEndpoint
-from gateway.transport.sf_link import SFEndpoint
+from motebase.gateway.transport.base import Endpoint
+from motebase.gateway.transport.reconnect import ReconnectingEndpoint
+from motebase.gateway.transport.serial_link import SerialEndpoint
+from motebase.gateway.transport.sf_link import SFEndpoint
 
 PLATFORM_BAUD = {"mica2": 57600, "micaz": 57600, "mica": 19200, "mica2dot": 19200}
 

@@ -20,7 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 IMAGES = ROOT / "build" / "avr"
 HARNESS = IMAGES / "sim" / "mote_sim"
-MOTE = "from gateway.cli.main import main; main()"
+MOTE = "from motebase.gateway.cli.main import main; main()"
 
 Stats = dict[str, Any]
 

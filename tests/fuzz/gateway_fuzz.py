@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from gateway.protocol import (  # noqa: E402
+from motebase.gateway.protocol import (  # noqa: E402
     AggOp,
     AggregateSchema,
     AmType,
@@ -49,9 +49,9 @@ from gateway.protocol import (  # noqa: E402
     frame_packet,
     frame_packet_ack,
 )
-from gateway.protocol.framing import DEFAULT_MTU  # noqa: E402
-from gateway.protocol.motebase import parse_status_extension, parse_trailer  # noqa: E402
-from gateway.protocol.tos import TOS_HEADER_LEN  # noqa: E402
+from motebase.gateway.protocol.framing import DEFAULT_MTU  # noqa: E402
+from motebase.gateway.protocol.motebase import parse_status_extension, parse_trailer  # noqa: E402
+from motebase.gateway.protocol.tos import TOS_HEADER_LEN  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "gateway"
 
@@ -196,7 +196,7 @@ def run_atheris(seconds: int, extra: list[str], coverage: bool) -> None:
         dirs.append(str(CORPUS))
     argv = [sys.argv[0], f"-max_total_time={seconds}", "-max_len=1024", *opts, *dirs]
     if coverage:
-        atheris.instrument_all()  # everything imported: gateway.protocol and construct
+        atheris.instrument_all()  # everything imported: motebase.gateway.protocol and construct
     atheris.Setup(argv, one)
     atheris.Fuzz()
 

@@ -4,7 +4,7 @@
 
 Every seed is a small valid exchange: queries compiled from TinySQL and encoded as the
 gateway sends them, commands, status requests, query requests, results and route beacons
-built with gateway.protocol. The firmware seeds are in firmware_fuzz.c's operation format,
+built with motebase.gateway.protocol. The firmware seeds are in firmware_fuzz.c's operation format,
 the gateway seeds in gateway_fuzz.py's segment format. Deterministic: rerunning it gives
 the same files, so the checked-in corpus can be regenerated and diffed.
 """
@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from gateway.encoder import encode_query, encode_rate_change, encode_stop  # noqa: E402
-from gateway.plan import compile_query  # noqa: E402
-from gateway.protocol import (  # noqa: E402
+from motebase.gateway.encoder import encode_query, encode_rate_change, encode_stop  # noqa: E402
+from motebase.gateway.plan import compile_query  # noqa: E402
+from motebase.gateway.protocol import (  # noqa: E402
     AmType,
     build_command,
     build_mhop,
@@ -34,7 +34,7 @@ from gateway.protocol import (  # noqa: E402
     frame_packet,
     frame_packet_ack,
 )
-from gateway.protocol.motebase import add_trailer  # noqa: E402
+from motebase.gateway.protocol.motebase import add_trailer  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 GROUP = 0x7D
