@@ -28,5 +28,9 @@ class CffiBuildExt(build_ext):
     def finalize_options(self) -> None:
         # Swap before setuptools finalizes, so it annotates the real Extension.
         ext = _load_ffibuilder().distutils_extension(tmpdir="build/cffi", verbose=False)
+        # Optional: without a working C compiler the install goes on without the emulator,
+        # so a user with real motes needs none (emu/native.py says what to install to get
+        # it; README, docs/hardware.md).
+        ext.optional = True
         self.distribution.ext_modules = [ext]
         super().finalize_options()

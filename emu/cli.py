@@ -24,6 +24,17 @@ if TYPE_CHECKING:  # the emulator loads only when a command runs it
     from motebase.emu.topology import FileLayout
 
 
+def require_emulator(command: str) -> None:
+    """Refuse ``mote COMMAND`` at once, with what to install, where the emulator's C
+    extension was not built (emu/native.py)."""
+    from motebase.emu.native import EmulatorMissing, load, missing_message
+
+    try:
+        load()
+    except EmulatorMissing:
+        raise click.ClickException(missing_message(f"mote {command}")) from None
+
+
 def _root_position(text: str | None) -> tuple[float, float] | None:
     if text is None:
         return None
@@ -421,6 +432,7 @@ def emulate_cmd(
     Serving (--pty, --sf), it runs until --duration or Ctrl-C or SIGTERM, then prints its
     summary and exits 0.
     """
+    require_emulator("emulate")
     from motebase.emu.bridge import SerialBridge
     from motebase.emu.network import ConfigError, Network, NetworkConfig
 

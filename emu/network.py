@@ -15,10 +15,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from motebase.emu import linktables, reception, topology
-from motebase.emu._motesim import ffi, lib
+from motebase.emu import linktables, native, reception, topology
 from motebase.emu.propagation import RadioParams
 from motebase.emu.sources import Source, default_sources
+
+ffi, lib = native.load()
 
 PLATFORMS = {"mica": lib.EMU_MICA, "mica2": lib.EMU_MICA2, "mica2dot": lib.EMU_MICA2DOT}
 TOPOLOGIES = ("grid", "random", "intel-lab", "intel", "file")  # intel: alias of intel-lab

@@ -149,8 +149,9 @@ class Trace(Source):
         return cls(values=np.array(padded, dtype=np.int16), dt_ms=dt_ms)
 
     def fill(self, spec: Any) -> object | None:
-        from motebase.emu._motesim import ffi
+        from motebase.emu.native import load
 
+        ffi, _ = load()
         super().fill(spec)
         rows, cols = self.values.shape
         spec.trace = ffi.cast("const int16_t *", self.values.ctypes.data)

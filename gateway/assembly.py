@@ -63,7 +63,7 @@ class AggregateSpec(FinalizeSpec, Protocol):
 
 
 class ResultPlan(Protocol):
-    """What assembly needs from a compiled query plan (gateway.planner.QueryPlan)."""
+    """What assembly needs from a compiled query plan (motebase.gateway.plan.QueryPlan)."""
 
     @property
     def fields(self) -> Sequence[FieldSpec]: ...

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
+from motebase.emu.cli import require_emulator
 from motebase.gateway.cli.params import Duration, platform_option
 from motebase.gateway.console import make_console
 from motebase.spark.errors import spark_boundary
@@ -193,6 +194,7 @@ def run_cmd(
     Rerunning with the same --out appends to the log and resumes Spark from its
     checkpoints, so every logged row is in Parquet exactly once.
     """
+    require_emulator("run")
     from motebase.gateway.cli.params import sql_error
     from motebase.gateway.plan import TinySQLError, compile_query
     from motebase.spark.cli import print_summary

@@ -1,0 +1,131 @@
+"""`pip install .` installs one importable name, motebase (plus pyspark_motebase, the module
+PySpark 4 discovers the source by, and the `mote` script), and installs without a C
+compiler, then without the emulator.
+
+Wheels are built from a copy of the checkout (a build writes build/ and an egg-info into
+the tree it builds) with the test environment's setuptools and cffi, offline.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from motebase.emu.native import missing_message
+
+REPO = Path(__file__).resolve().parents[1]
+LAYERS = {"gateway": "motebase/gateway", "emu": "motebase/emu", "spark": "motebase/spark"}
+DATA = [
+    "motebase/gateway/data/catalog.json",
+    "motebase/emu/data/intel-lab-mote-locs.txt",
+    "motebase/spark/log4j2.properties",
+]
+NOT_SOURCES = shutil.ignore_patterns(
+    ".git", ".venv*", ".tox", "build", "out", "*.egg-info", "__pycache__", "*.so", ".*_cache",
+    ".hypothesis", "_motesim.c",
+)  # fmt: skip
+
+
+def build_wheel(tmp: Path, env: dict[str, str]) -> Path:
+    tree = tmp / "src"
+    shutil.copytree(REPO, tree, symlinks=True, ignore=NOT_SOURCES)
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--no-index", "--wheel-dir", str(tmp / "dist"), str(tree)],
+        capture_output=True, text=True, timeout=600, check=False, env=env, cwd=tmp,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (wheel,) = (tmp / "dist").glob("motebase-*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("wheel"), dict(os.environ))
+
+
+@pytest.fixture(scope="module")
+def wheel_without_compiler(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # CC is the compiler setuptools runs: `false` fails as a missing compiler does.
+    return build_wheel(tmp_path_factory.mktemp("nocc"), {**os.environ, "CC": "false"})
+
+
+def names(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        return archive.namelist()
+
+
+def test_the_wheel_has_one_top_level_package(wheel: Path) -> None:
+    tops = {name.split("/")[0] for name in names(wheel)}
+    assert tops == {"motebase", "pyspark_motebase.py", "motebase-0.1.0.dist-info"}
+
+
+def test_every_source_module_and_data_file_is_installed_under_motebase(wheel: Path) -> None:
+    # A subpackage missing from pyproject.toml's `packages` list would be missing here.
+    expected = {
+        f"{target}/{path.relative_to(REPO / layer).as_posix()}"
+        for layer, target in LAYERS.items()
+        for path in (REPO / layer).rglob("*.py")
+        if path.name != "_motesim.py"
+    }
+    assert expected - set(names(wheel)) == set()
+    assert set(DATA) - set(names(wheel)) == set()
+    assert "motebase/__init__.py" in names(wheel)
+
+
+def test_the_emulator_extension_is_built_into_motebase_emu(wheel: Path) -> None:
+    built = [name for name in names(wheel) if "_motesim" in name]
+    assert len(built) == 1
+    assert built[0].startswith("motebase/emu/_motesim.") and built[0].endswith(".so")
+
+
+def test_the_entry_points_name_motebase_modules(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        text = archive.read("motebase-0.1.0.dist-info/entry_points.txt").decode()
+    targets = [line.split(" = ")[1] for line in text.splitlines() if " = " in line]
+    assert "motebase.gateway.cli.main:main" in targets
+    assert len(targets) == 11
+    assert all(target.startswith("motebase.") for target in targets)
+
+
+def test_without_a_compiler_the_wheel_builds_without_the_emulator(
+    wheel_without_compiler: Path,
+) -> None:
+    assert [name for name in names(wheel_without_compiler) if "_motesim" in name] == []
+
+
+def test_an_install_without_the_emulator_runs_the_gateway_and_names_what_to_install(
+    wheel_without_compiler: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet",
+         "--target", str(target), str(wheel_without_compiler)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    # The install comes first on the path (its entry points too); the dependencies are ours.
+    env = {**os.environ, "PYTHONPATH": str(target)}
+
+    def mote(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", "from motebase.gateway.cli.main import main; main()", *args],
+            capture_output=True, text=True, timeout=120, check=False, env=env, cwd=tmp_path,
+        )  # fmt: skip
+
+    where = subprocess.run(
+        [sys.executable, "-c", "import motebase.gateway; print(motebase.gateway.__file__)"],
+        capture_output=True, text=True, check=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert where.stdout == f"{target / 'motebase' / 'gateway' / '__init__.py'}\n"
+    emulate = mote("emulate", "--nodes", "4")
+    assert (emulate.returncode, emulate.stdout) == (1, "")
+    assert emulate.stderr == f"Error: {missing_message('mote emulate')}\n"
+    explain = mote("explain", "SELECT nodeid, light FROM sensors EPOCH DURATION 2048")
+    assert explain.returncode == 0, explain.stderr
+    assert explain.stdout.startswith("query: SELECT nodeid, light FROM sensors EPOCH DURATION")
