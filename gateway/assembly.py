@@ -116,6 +116,8 @@ class AggregateResult:
     group: int
     expr_idx: int
     partial: bytes
+    #: The result's time-sync stamp (ms), None where the sender left it 0.
+    node_time: int | None = None
 
 
 WireResult = TupleResult | AggregateResult
@@ -148,6 +150,10 @@ class AggregateRow:
     receive_time: float
     aggregates: tuple[AggregateValue, ...]
     columns: dict[str, Value]
+    #: The latest time-sync stamp (ms) of the records the row was finalized from: the
+    #: network's logical time when the basestation passed the last of them to the serial
+    #: port, as ``receive_time`` is when the gateway got it; None when none was stamped.
+    node_time: int | None = None
 
 
 Row = Reading | AggregateRow
@@ -191,6 +197,11 @@ class _Bucket:
     records: dict[int, AggregateResult] = field(default_factory=dict)
     #: expr_idx -> origins whose records are in records[expr_idx] (merged, wide layout)
     origins: dict[int, set[int]] = field(default_factory=dict)
+    node_time: int | None = None  # the latest stamp of the records taken
+
+    def stamp(self, node_time: int | None) -> None:
+        if node_time is not None and (self.node_time is None or node_time > self.node_time):
+            self.node_time = node_time
 
 
 class _QueryAssembly:
@@ -267,6 +278,7 @@ class _QueryAssembly:
             stats.duplicates += 1
             return []
         bucket.last_receive = now
+        bucket.stamp(record.node_time)
         stats.aggregate_records += 1
         self._advance(record.epoch)
         return self._close_ready(stats)
@@ -350,7 +362,8 @@ class _QueryAssembly:
             if self._wide and spec.op_id == AggOp.EXPAVG:
                 value = self._smooth(spec, bucket.group, value)
             values.append(value)
-        return aggregate_row(self.query, bucket.epoch, bucket.group, values, bucket.last_receive)
+        row = aggregate_row(self.query, bucket.epoch, bucket.group, values, bucket.last_receive)
+        return None if row is None else replace(row, node_time=bucket.node_time)
 
     def _smooth(self, spec: AggregateSpec, group: int, value: AggregateValue) -> AggregateValue:
         """A wide EXPAVG: the epoch's average folded into the group's smoothed value. Rows

@@ -231,14 +231,15 @@ def wire_result(body: dict[str, Any], origin: int, plan: ResultPlan) -> WireResu
     does not produce (e.g. tuples of an older query that had the same id)."""
     d = body["d"]
     aggregating = bool(plan.aggregates)
+    stamp = time_sync_ms(body["timeSyncData"])
     if body["qrType"] == QrType.NOT_AGG and not aggregating:
         names = [f.name for f in plan.fields]
         values = dict(zip(names, d["values"], strict=False))
-        stamp = time_sync_ms(body["timeSyncData"])
         return TupleResult(body["qid"], body["epoch"], origin, values, stamp)
     if body["qrType"] == QrType.AGG_SINGLE_FIELD and aggregating:
+        state = bytes(d["state"])
         return AggregateResult(
-            body["qid"], body["epoch"], origin, d["groupNo"], d["exprIdx"], bytes(d["state"])
+            body["qid"], body["epoch"], origin, d["groupNo"], d["exprIdx"], state, stamp
         )
     return None
 

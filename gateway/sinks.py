@@ -92,6 +92,7 @@ def row_records(row: Row) -> list[Record]:
             "partial": agg.partial.hex() if agg.partial is not None else None,
             "epoch_time": row.epoch_time,
             "receive_time": row.receive_time,
+            "node_time": row.node_time,
         }
         for agg in row.aggregates
     ]
@@ -207,7 +208,8 @@ def file_sinks(out: Path | None, log: Path | None, *, fresh: bool = False) -> li
 
 def _row_key_columns(row: Row) -> list[Any]:
     node_or_group = row.node_id if isinstance(row, Reading) else row.group
-    return [row.query_id, row.epoch, node_or_group, row.epoch_time, row.receive_time]
+    node_time = "" if row.node_time is None else row.node_time
+    return [row.query_id, row.epoch, node_or_group, row.epoch_time, row.receive_time, node_time]
 
 
 class CsvSink:
@@ -222,7 +224,7 @@ class CsvSink:
         self._columns = list(query.plan.output_columns)
         origin = "group" if query.plan.aggregates else "node_id"
         self._writer.writerow(
-            ["query_id", "epoch", origin, "epoch_time", "receive_time", *self._columns]
+            ["query_id", "epoch", origin, "epoch_time", "receive_time", "node_time", *self._columns]
         )
 
     def write(self, rows: Sequence[Row]) -> None:

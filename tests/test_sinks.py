@@ -99,7 +99,7 @@ def test_result_log_gets_one_record_per_aggregate(tmp_path: Path) -> None:
         {"name": "AVG", "attribute": "temp", "expr_idx": 1},
     ]
     common = {"kind": "aggregate", "query_id": 6, "epoch": 2, "group": 1}
-    times = {"epoch_time": START + 4.0, "receive_time": START + 4.3}
+    times = {"epoch_time": START + 4.0, "receive_time": START + 4.3, "node_time": None}
     assert records[1:] == [
         {**common, "aggregate": "MAX", "column": "MAX(light)", "attribute": "light",
          "value": 300, "partial": "2c010300", **times},
@@ -167,9 +167,51 @@ def test_csv_has_a_header_and_one_line_per_row(tmp_path: Path) -> None:
     sink.close()
     table = list(csv.reader(out.open()))
     assert table[0] == [
-        "query_id", "epoch", "group", "epoch_time", "receive_time", "MAX(light)", "AVG(temp)",
+        "query_id", "epoch", "group", "epoch_time", "receive_time", "node_time", "MAX(light)",
+        "AVG(temp)",
     ]  # fmt: skip
-    assert table[1] == ["6", "2", "1", str(START + 4.0), str(START + 4.3), "300", "2.5"]
+    assert table[1] == ["6", "2", "1", str(START + 4.0), str(START + 4.3), "", "300", "2.5"]
+
+
+def stamped_rows() -> tuple[RegisteredQuery, list[Row]]:
+    """One tuple and one aggregate query's rows from stamped results (time-sync, ms)."""
+    sql = "SELECT MAX(light), AVG(temp) FROM sensors EPOCH DURATION 2000"
+    query = RegisteredQuery(6, compile_query(sql), START, sql)
+    asm = ResultAssembler()
+    asm.register(query)
+    # The row's stamp is its records' latest, whichever order they came in.
+    asm.add(AggregateResult(6, 2, 0, 0, 0, bytes.fromhex("2c010300"), 61_250), START + 4.2)
+    asm.add(AggregateResult(6, 2, 0, 0, 1, bytes.fromhex("0a000400"), 61_190), START + 4.3)
+    return query, asm.flush()
+
+
+def test_an_aggregate_row_carries_its_latest_stamp(tmp_path: Path) -> None:
+    query, rows = stamped_rows()
+    assert [row.node_time for row in rows] == [61_250]
+    assert [line["node_time"] for line in json_lines(tmp_path, query, rows)] == [61_250] * 2
+    out = tmp_path / "r.csv"
+    sink = CsvSink(out)
+    sink.start(query)
+    sink.write(rows)
+    sink.close()
+    table = list(csv.reader(out.open()))
+    assert table[1] == ["6", "2", "0", str(START + 4.0), str(START + 4.3), "61250", "300", "2.5"]
+
+
+def test_csv_carries_a_readings_stamp(tmp_path: Path) -> None:
+    sql = "SELECT nodeid, light FROM sensors EPOCH DURATION 1000"
+    query = RegisteredQuery(4, compile_query(sql), START, sql)
+    asm = ResultAssembler()
+    asm.register(query)
+    rows = asm.add(TupleResult(4, 1, 3, {"nodeid": 3, "light": 21}, 16_667), START + 1.5)
+    out = tmp_path / "r.csv"
+    sink = CsvSink(out)
+    sink.start(query)
+    sink.write(rows)
+    sink.close()
+    table = list(csv.reader(out.open()))
+    assert table[0][5] == "node_time"
+    assert table[1] == ["4", "1", "3", str(START + 1.0), str(START + 1.5), "16667", "3", "21"]
 
 
 def test_csv_writes_null_as_empty(tmp_path: Path) -> None:

@@ -1,17 +1,20 @@
 """The time-sync stamp of results (issue 13 §5): a motebase root stamps every result it
 passes to the serial port with the network's logical time (firmware/core/txpath.c), and
-assembled rows carry it as ``node_time``; a stamp left 0 is None."""
+assembled rows carry it as ``node_time``, tuple and aggregate rows alike (an aggregate row
+the latest stamp of its records); a stamp left 0 is None."""
 
 from __future__ import annotations
+
+import itertools
 
 from scripted_mote import tuple_packet
 
 from motebase.emu.network import Network, NetworkConfig
 from motebase.emu.virtual_link import SERIAL_BAUD, VirtualEndpoint
-from motebase.gateway.assembly import TupleResult
+from motebase.gateway.assembly import AggregateRow, TupleResult
 from motebase.gateway.plan import compile_query
-from motebase.gateway.protocol import decode_packet
-from motebase.gateway.protocol.result import time_sync_ms
+from motebase.gateway.protocol import AmType, decode_packet
+from motebase.gateway.protocol.result import QrType, time_sync_ms
 from motebase.gateway.session import QuerySession, SessionConfig, result_schema, wire_result
 
 POLL_S = 0.01
@@ -56,3 +59,45 @@ def test_rows_carry_the_roots_clock_when_it_sent_them() -> None:
     for row in rows:
         assert row.node_time is not None
         assert 0 < row.receive_time * 1000 - row.node_time <= bound_ms
+
+
+class RecordingEndpoint(VirtualEndpoint):
+    """The root's UART, keeping every packet the root sent."""
+
+    def __init__(self, net: Network) -> None:
+        super().__init__(net)
+        self.packets: list[bytes] = []
+
+    def read_packets(self, timeout: float) -> list[bytes]:
+        packets = super().read_packets(timeout)
+        self.packets.extend(packets)
+        return packets
+
+
+def test_aggregate_rows_carry_the_latest_stamp_of_their_records() -> None:
+    """On a lossless 3x3 grid every epoch's row is finalized from the root's two records
+    (COUNT and MAX); its node_time is the later of the two stamps, read here from the
+    packets the root sent, decoded apart from the session."""
+    sql = "SELECT COUNT(*), MAX(light) FROM sensors SAMPLE PERIOD 1s"
+    plan = compile_query(sql)
+    with Network(NetworkConfig(nodes=9, lossless=True)) as net:
+        net.run_for(10_000)
+        endpoint = RecordingEndpoint(net)
+        session = QuerySession(endpoint, clock=endpoint.clock, config=SessionConfig())
+        query = session.start_query(plan, sql)
+        rows: list[AggregateRow] = []
+        while len(rows) < 8:
+            rows.extend(row for row in session.poll(POLL_S) if isinstance(row, AggregateRow))
+    stamps: dict[int, list[int | None]] = {}
+    for packet in endpoint.packets:
+        decoded = decode_packet(packet, schemas={query.query_id: result_schema(plan)})
+        body = decoded.body
+        if decoded.am == AmType.QUERY_RESULT and body["qrType"] == QrType.AGG_SINGLE_FIELD:
+            stamps.setdefault(body["epoch"], []).append(time_sync_ms(body["timeSyncData"]))
+    assert [row.aggregates[0].value for row in rows] == [9] * 8  # lossless: every node
+    assert [len(stamps[row.epoch]) for row in rows] == [2] * 8
+    assert [row.node_time for row in rows] == [max(stamps[row.epoch]) for row in rows]
+    # The root sends each epoch's aggregates at the same point of the epoch: one period apart.
+    times = [row.node_time for row in rows]
+    assert None not in times
+    assert [b - a for a, b in itertools.pairwise(times)] == [1_000] * 7  # type: ignore[operator]
