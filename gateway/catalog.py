@@ -109,7 +109,7 @@ class Catalog:
 
 def default_catalog() -> Catalog:
     """The catalog shipped with the gateway (gateway/data/catalog.json)."""
-    text = files("gateway").joinpath("data/catalog.json").read_text(encoding="utf-8")
+    text = files("motebase.gateway").joinpath("data/catalog.json").read_text(encoding="utf-8")
     return Catalog.from_mapping(json.loads(text))
 
 

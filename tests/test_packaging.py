@@ -8,6 +8,7 @@ the tree it builds) with the test environment's setuptools and cffi, offline.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -100,32 +101,72 @@ def test_without_a_compiler_the_wheel_builds_without_the_emulator(
     assert [name for name in names(wheel_without_compiler) if "_motesim" in name] == []
 
 
-def test_an_install_without_the_emulator_runs_the_gateway_and_names_what_to_install(
-    wheel_without_compiler: Path, tmp_path: Path
-) -> None:
-    target = tmp_path / "site"
+# The old top-level names refused, as in a clean environment: the development venv's
+# editable install, or a checkout on the path, would otherwise answer a leftover reference.
+NO_OLD_NAMES = """
+import sys
+
+
+class NoOldNames:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("gateway", "emu", "spark"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoOldNames())
+"""
+
+
+def install(wheel: Path, target: Path) -> dict[str, str]:
+    """``wheel`` installed into ``target``; the environment that runs it there."""
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet",
-         "--target", str(target), str(wheel_without_compiler)],
+         "--target", str(target), str(wheel)],
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     # The install comes first on the path (its entry points too); the dependencies are ours.
-    env = {**os.environ, "PYTHONPATH": str(target)}
+    return {**os.environ, "PYTHONPATH": str(target)}
 
-    def mote(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-c", "from motebase.gateway.cli.main import main; main()", *args],
-            capture_output=True, text=True, timeout=120, check=False, env=env, cwd=tmp_path,
-        )  # fmt: skip
 
-    where = subprocess.run(
-        [sys.executable, "-c", "import motebase.gateway; print(motebase.gateway.__file__)"],
-        capture_output=True, text=True, check=True, env=env, cwd=tmp_path,
+def run(code: str, *args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", NO_OLD_NAMES + code, *args],
+        capture_output=True, text=True, timeout=180, check=False, env=env, cwd=cwd,
     )  # fmt: skip
-    assert where.stdout == f"{target / 'motebase' / 'gateway' / '__init__.py'}\n"
-    emulate = mote("emulate", "--nodes", "4")
+
+
+MOTE = "from motebase.gateway.cli.main import main; main()"
+SQL = "SELECT nodeid, light FROM sensors EPOCH DURATION 2048"
+
+
+def test_the_install_runs_the_emulator_and_the_gateway_under_its_own_name(
+    wheel: Path, tmp_path: Path
+) -> None:
+    env = install(wheel, tmp_path / "site")
+    where = run("import motebase.emu.network as n; print(n.__file__)", env=env, cwd=tmp_path)
+    assert where.stdout == f"{tmp_path / 'site' / 'motebase' / 'emu' / 'network.py'}\n"
+    count = "SELECT COUNT(*) FROM sensors SAMPLE PERIOD 1s"
+    args = ["--nodes", "4", "--lossless", "--query", count, "--epochs", "2"]
+    outputs = ["--out", "rows.jsonl", "--truth", "truth.jsonl"]
+    emulate = run(MOTE, "emulate", *args, *outputs, env=env, cwd=tmp_path)
+    assert emulate.returncode == 0, emulate.stderr
+    lines = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert [(line["epoch"], line["value"]) for line in lines[:2]] == [(1, 4), (2, 4)]
+    accuracy = run(MOTE, "accuracy", "rows.jsonl", "truth.jsonl", "--check", env=env, cwd=tmp_path)
+    assert accuracy.returncode == 0, accuracy.stdout + accuracy.stderr
+
+
+def test_an_install_without_the_emulator_runs_the_gateway_and_names_what_to_install(
+    wheel_without_compiler: Path, tmp_path: Path
+) -> None:
+    env = install(wheel_without_compiler, tmp_path / "site")
+    where = run("import motebase.gateway as g; print(g.__file__)", env=env, cwd=tmp_path)
+    assert where.stdout == f"{tmp_path / 'site' / 'motebase' / 'gateway' / '__init__.py'}\n"
+    emulate = run(MOTE, "emulate", "--nodes", "4", env=env, cwd=tmp_path)
     assert (emulate.returncode, emulate.stdout) == (1, "")
     assert emulate.stderr == f"Error: {missing_message('mote emulate')}\n"
-    explain = mote("explain", "SELECT nodeid, light FROM sensors EPOCH DURATION 2048")
-    assert explain.returncode == 0, explain.stderr
-    assert explain.stdout.startswith("query: SELECT nodeid, light FROM sensors EPOCH DURATION")
+    for args in (["explain", SQL], ["encode-query", SQL], ["catalog"]):
+        done = run(MOTE, *args, env=env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout != ""
