@@ -51,8 +51,10 @@ def test_the_installed_emulator_is_the_host_profile() -> None:
 
 
 def test_an_avr_profile_build_runs_a_network_within_the_avr_limits(tmp_path: Path) -> None:
+    # Built apart from the cwd: the build leaves a motebase/ folder, which as the cwd's
+    # namespace package would hide an editable install's motebase (its finder comes last).
     built = build_ffi.make_ffibuilder(absolute=True, profile="avr").compile(
-        tmpdir=str(tmp_path), verbose=False
+        tmpdir=str(tmp_path / "build"), verbose=False
     )
     out = subprocess.run(
         [sys.executable, "-c", RUN_WITH_BUILD, built],
