@@ -158,14 +158,18 @@ def test_json_lines_keep_a_computed_group_column(tmp_path: Path) -> None:
     assert line["columns"] == {"temp / 10": 4, "MAX(light) * 2": 600}
 
 
-def test_csv_has_a_header_and_one_line_per_row(tmp_path: Path) -> None:
-    query, rows = aggregate_rows()
+def csv_table(tmp_path: Path, query: RegisteredQuery, rows: list[Row]) -> list[list[str]]:
     out = tmp_path / "r.csv"
     sink = CsvSink(out)
     sink.start(query)
     sink.write(rows)
     sink.close()
-    table = list(csv.reader(out.open()))
+    return list(csv.reader(out.open()))
+
+
+def test_csv_has_a_header_and_one_line_per_row(tmp_path: Path) -> None:
+    query, rows = aggregate_rows()
+    table = csv_table(tmp_path, query, rows)
     assert table[0] == [
         "query_id", "epoch", "group", "epoch_time", "receive_time", "node_time", "MAX(light)",
         "AVG(temp)",
@@ -189,12 +193,7 @@ def test_an_aggregate_row_carries_its_latest_stamp(tmp_path: Path) -> None:
     query, rows = stamped_rows()
     assert [row.node_time for row in rows] == [61_250]
     assert [line["node_time"] for line in json_lines(tmp_path, query, rows)] == [61_250] * 2
-    out = tmp_path / "r.csv"
-    sink = CsvSink(out)
-    sink.start(query)
-    sink.write(rows)
-    sink.close()
-    table = list(csv.reader(out.open()))
+    table = csv_table(tmp_path, query, rows)
     assert table[1] == ["6", "2", "0", str(START + 4.0), str(START + 4.3), "61250", "300", "2.5"]
 
 
@@ -204,24 +203,14 @@ def test_csv_carries_a_readings_stamp(tmp_path: Path) -> None:
     asm = ResultAssembler()
     asm.register(query)
     rows = asm.add(TupleResult(4, 1, 3, {"nodeid": 3, "light": 21}, 16_667), START + 1.5)
-    out = tmp_path / "r.csv"
-    sink = CsvSink(out)
-    sink.start(query)
-    sink.write(rows)
-    sink.close()
-    table = list(csv.reader(out.open()))
+    table = csv_table(tmp_path, query, rows)
     assert table[0][5] == "node_time"
     assert table[1] == ["4", "1", "3", str(START + 1.0), str(START + 1.5), "16667", "3", "21"]
 
 
 def test_csv_writes_null_as_empty(tmp_path: Path) -> None:
     query, rows = tuple_rows()
-    out = tmp_path / "r.csv"
-    sink = CsvSink(out)
-    sink.start(query)
-    sink.write(rows)
-    sink.close()
-    table = list(csv.reader(out.open()))
+    table = csv_table(tmp_path, query, rows)
     assert table[0][2] == "node_id"
     assert table[2][-2:] == ["5", ""]
 
