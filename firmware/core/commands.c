@@ -54,6 +54,7 @@ static void reset_node(mote_state *st)
     }
     radioq_init(&st->rq, tx_winavg_merge, st);
     st->no_interleave = 0;
+    st->flags &= (uint8_t)~MOTE_F_NO_SNOOP;
 }
 
 /* Parameters start at p, `left` bytes. Returns 1 if the command was understood. */
@@ -69,6 +70,12 @@ static uint8_t execute(mote_state *st, const uint8_t *name, const uint8_t *p, ui
         if (left < 1 || p[0] > 1)
             return 0;
         st->no_interleave = p[0];
+        return 1;
+    }
+    if (name_is(name, "snoop")) {
+        if (left < 1 || p[0] > 1)
+            return 0;
+        st->flags = (uint8_t)(p[0] ? st->flags & ~MOTE_F_NO_SNOOP : st->flags | MOTE_F_NO_SNOOP);
         return 1;
     }
     if (name_is(name, "setrate")) {

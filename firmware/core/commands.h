@@ -9,6 +9,8 @@
  *   qpolicy <string naive|winavg|delta>   result queue policy
  *   qlen <uint8>                          result queue length
  *   nointerleave <uint8 0|1>              sample every field at epoch start
+ *   snoop <uint8 0|1>                     MIN/MAX suppression by overheard siblings
+ *                                         (paper §6.3.2; on at boot, and after reset)
  *   reset                                 drop every query, empty the queue
  *   setrate <uint8 qid> <int16 units>     new epoch duration of a query (as RATE)
  * Unknown names and bad parameters are counted and otherwise ignored, as an

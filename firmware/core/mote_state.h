@@ -55,6 +55,9 @@
 #define TIME_SYNC_TOLERANCE_MS 16u /* smaller differences are radio latency, not skew */
 #define BEACON_PERIOD_MS 4096u
 #define BEACON_TRIGGER_SPREAD_MS 128u /* a route change is announced within this */
+/* mote_state.flags */
+#define MOTE_F_REQUEST_LOST 0x01u /* the last query request went unacknowledged (core/sharing.c) */
+#define MOTE_F_NO_SNOOP 0x02u     /* the `snoop enabled=0` command: no MIN/MAX suppression */
 #define BEACON_NOW 1u
 #define BEACON_SOON 2u
 #define SEND_RETRY_MS 8u
@@ -200,7 +203,7 @@ struct mote_state {
     uint8_t cmd_last_seq;     /* low byte of the last command seqNo */
     uint8_t reused_qid;       /* new query under a stopped id: stale DELs must not stop it */
     uint8_t retry_pending;
-    uint8_t request_lost;     /* the last query request went unacknowledged (core/sharing.c) */
+    uint8_t flags;            /* MOTE_F_* */
     uint8_t alarm_armed;      /* the platform holds an alarm at alarm_at (hal time) */
     uint8_t am_group;         /* AM group of every radio packet sent and accepted */
 

@@ -231,7 +231,8 @@ void proc_snoop(mote_state *st, uint8_t slot, const qr_view *v)
     uint8_t *tab = proc_groups(st, slot);
     uint16_t bit;
     uint8_t g;
-    if (!x || (x->op != AGG_MIN && x->op != AGG_MAX) || run->emitted || v->epoch != run->epoch)
+    if (!x || (x->op != AGG_MIN && x->op != AGG_MAX) || run->emitted || v->epoch != run->epoch ||
+        (st->flags & MOTE_F_NO_SNOOP))
         return;
     g = groups_find(&run->groups, tab, v->group);
     bit = (uint16_t)(1u << v->expr);
@@ -245,9 +246,11 @@ void proc_snoop(mote_state *st, uint8_t slot, const qr_view *v)
     }
 }
 
-uint8_t proc_snoops(const query *q)
+uint8_t proc_snoops(const mote_state *st, const query *q)
 {
     uint8_t e;
+    if (st->flags & MOTE_F_NO_SNOOP)
+        return 0;
     for (e = 0; e < q->num_exprs; e++)
         if (QUERY_IS_AGG_EXPR(&q->exprs[e]) &&
             (q->exprs[e].op == AGG_MIN || q->exprs[e].op == AGG_MAX))

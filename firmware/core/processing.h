@@ -53,8 +53,9 @@ void proc_emit_more(mote_state *st);
  * given up (counted in results_unsent) and their states reset. */
 void proc_emit_abandon(mote_state *st, uint8_t slot);
 
-/* 1 if the query has a MIN/MAX whose records siblings may suppress (worth listening for). */
-uint8_t proc_snoops(const query *q);
+/* 1 if the query has a MIN/MAX whose records siblings may suppress (worth listening
+ * for), and snooping is on (the `snoop` command, core/commands.h). */
+uint8_t proc_snoops(const mote_state *st, const query *q);
 
 /* Arena bytes of (expression e, group slot g) of the query in `slot`. */
 uint8_t *proc_state(mote_state *st, uint8_t slot, uint8_t e, uint8_t g);

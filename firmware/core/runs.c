@@ -158,7 +158,7 @@ static void schedule_epoch(mote_state *st, uint8_t slot)
         may_have_children(&st->rt, st->child_epochs != 0)) {
         run->phase = PH_WAKE;
         run->next_at = interval_start(run, (uint8_t)(run->slot_depth + 1u));
-    } else if (proc_snoops(&st->queries.slot[slot])) {
+    } else if (proc_snoops(st, &st->queries.slot[slot])) {
         run->phase = PH_WAKE;
         run->next_at = interval_start(run, run->slot_depth);
     } else {
@@ -441,13 +441,13 @@ void run_parent_heard(mote_state *st)
  * Whether the parent surely sends in its interval of this query: a result of
  * its own every epoch -- no WHERE to fail, no MIN/MAX a sibling's may suppress.
  */
-static uint8_t parent_talks(const query *q)
+static uint8_t parent_talks(const mote_state *st, const query *q)
 {
     uint8_t e;
     for (e = 0; e < q->num_exprs; e++)
         if (q->exprs[e].kind == QEXPR_SEL || q->exprs[e].kind == QEXPR_STRING_SEL)
             return 0;
-    return !proc_snoops(q);
+    return !proc_snoops(st, q); /* the parent snoops as we do: commands reach every node */
 }
 
 /*
@@ -468,12 +468,12 @@ static uint8_t miss_limit(const mote_state *st, uint8_t slot)
         return 0;
     for (i = 0; i < QUERY_SLOTS; i++)
         if (st->queries.slot[i].status >= QUERY_RUNNING) {
-            talking |= parent_talks(&st->queries.slot[i]);
+            talking |= parent_talks(st, &st->queries.slot[i]);
             if (st->run[i].epoch_ms)
                 windows += (2u * BEACON_PERIOD_MS + st->run[i].epoch_ms - 1u) / st->run[i].epoch_ms;
         }
     if (talking)
-        return parent_talks(&st->queries.slot[slot]) ? ROUTING_PARENT_MAX_MISSES : 0u;
+        return parent_talks(st, &st->queries.slot[slot]) ? ROUTING_PARENT_MAX_MISSES : 0u;
     if (windows < ROUTING_PARENT_MAX_MISSES)
         return ROUTING_PARENT_MAX_MISSES;
     return windows > 250u ? 250u : (uint8_t)windows;

@@ -48,7 +48,7 @@ static void send_request(mote_state *st, uint8_t qid, uint16_t to, uint8_t liste
     uint8_t slot = qtable_find(&st->queries, qid);
     uint32_t now = mote_now(st);
     uint32_t mask = slot < QUERY_SLOTS ? held_mask(&st->queries.slot[slot]) : 0u;
-    if ((!sched_due(st->request_after, now) && !(listens && st->request_lost)) ||
+    if ((!sched_due(st->request_after, now) && !(listens && (st->flags & MOTE_F_REQUEST_LOST))) ||
         to == TOS_UART_ADDR)
         return;
     if (to == ROUTING_PARENT_NONE) { /* nobody to ask yet: again once a route may exist */
@@ -62,7 +62,7 @@ static void send_request(mote_state *st, uint8_t qid, uint16_t to, uint8_t liste
     le16_put(msg + QREQ_FROM_NODE, to);
     tx_control(st, to, AM_QUERY_REQUEST, msg, QREQ_LEN);
     st->request_after = now + QREQ_GAP_MS;
-    st->request_lost = 0;
+    st->flags &= (uint8_t)~MOTE_F_REQUEST_LOST;
 }
 
 uint8_t share_awaiting(const mote_state *st)

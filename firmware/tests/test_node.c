@@ -210,6 +210,25 @@ static void test_snooping_siblings(void)
     for (i = find_out(i, 2, 3); i >= 0; i = find_out(i + 1, 2, 3), seen++)
         CHECK_EQ(QR(s.out[i])[QR_DATA + 3] | QR(s.out[i])[QR_DATA + 4] << 8, 90);
     CHECK(seen >= 15);
+    /* `snoop enabled=0` (paper §6.3.2's comparison): node 1 sends its record every epoch,
+     * and the answer stays 90 */
+    {
+        uint8_t cmd[13] = {0xFF, 0xFF, 2, 0, 0, 0, 's', 'n', 'o', 'o', 'p', 0, 0};
+        uint32_t suppressed;
+        sim_uart_to_root(&s, cmd, 13, AM_COMMAND);
+        sim_run(&s, s.now + 2000);
+        mote_get_stats(&s.node[1].st, &a);
+        suppressed = a.records_suppressed;
+        CHECK(a.commands_executed >= 1);
+        i = s.n_out;
+        seen = 0;
+        sim_run(&s, s.now + 20000);
+        mote_get_stats(&s.node[1].st, &a);
+        CHECK_EQ(a.records_suppressed, suppressed);
+        for (i = find_out(i, 2, 3); i >= 0; i = find_out(i + 1, 2, 3), seen++)
+            CHECK_EQ(QR(s.out[i])[QR_DATA + 3] | QR(s.out[i])[QR_DATA + 4] << 8, 90);
+        CHECK(seen >= 15);
+    }
 }
 
 static void test_commands_status_and_delete(void)

@@ -397,7 +397,8 @@ def command_cmd(
     """Send the command NAME with its PARAMS (name=value ...) as a CommandMsg (AM 103) to
     the network behind PORT, e.g.
     `mote command qpolicy policy=delta` (naive|winavg|delta), `qlen length=3` (1..8),
-    `nointerleave enabled=1` (0|1), `setrate qid=1 epochDuration=200` (qid 0..254,
+    `nointerleave enabled=1` (0|1), `snoop enabled=0` (0|1: MIN/MAX suppression by
+    overheard siblings), `setrate qid=1 epochDuration=200` (qid 0..254,
     epochDuration 1..32766 in 10 ms), `reset`. Other values are refused before sending.
     Unmodified TinyDB motes ignore these commands."""
     typed = _command_params(name, params)

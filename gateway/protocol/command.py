@@ -18,6 +18,9 @@ command           parameters                                   effect
 ``qlen``          ``length``: uint8, 1..8                      radio queue length (paper: 5)
 ``nointerleave``  ``enabled``: uint8, 0 | 1                    sample every attribute at epoch
                                                                start
+``snoop``         ``enabled``: uint8, 0 | 1                    MIN/MAX suppression by overheard
+                                                               siblings (paper §6.3.2; on at
+                                                               boot and after ``reset``)
 ``reset``         (none)                                       drop all queries, back to boot
 ``setrate``       ``qid``: uint8, 0..254; ``epochDuration``:   set query ``qid``'s epoch, units
                   int16, 1..32766                              of 10 ms
@@ -172,6 +175,7 @@ KNOWN_COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("qpolicy", (Param("policy", ParamType.STRING, choices=QUEUE_POLICIES),)),
         CommandSpec("qlen", (Param("length", ParamType.UINT8, low=1, high=MAX_QUEUE_LEN),)),
         CommandSpec("nointerleave", (Param("enabled", ParamType.UINT8, choices=(0, 1)),)),
+        CommandSpec("snoop", (Param("enabled", ParamType.UINT8, choices=(0, 1)),)),
         CommandSpec("reset"),
         CommandSpec(
             "setrate",
