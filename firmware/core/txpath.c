@@ -500,8 +500,7 @@ void tx_done(mote_state *st, uint8_t acked)
     else if (kind == TX_QUERY_REQUEST && !acked) { /* the parent slept or was deaf: */
         st->request_after = mote_now(st) + request_pause(st); /* ask again soon */
         st->flags |= MOTE_F_REQUEST_LOST;
-    }
-    else if (kind == TX_RESULT_UNICAST || kind == TX_RESULT_BCAST)
+    } else if (kind == TX_RESULT_UNICAST || kind == TX_RESULT_BCAST)
         result_done(st, kind, acked);
     tx_pump(st);
 }

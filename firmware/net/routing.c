@@ -148,15 +148,6 @@ static uint8_t link_to_leave_for(const routing *rt, uint8_t slot)
 }
 
 /*
- * The cheaper path to the root first (path_cost), then -- on a tie -- a link not
- * known to be lossy, closer to the root, the better link, the lower id: a total
- * order, so ties are reproducible. Depth first chose links a fifth of whose sends
- * got through, one hop from the root (Intel lab layout: 26 of 54 motes were the
- * root's children, a dozen of them on such links), over two good hops. Who may be
- * chosen at all is still decided by depth (may_replace_parent, safe_after_loss):
- * that is what keeps the tree free of loops.
- */
-/*
  * Sends from here to the root through nb[slot], in 1/16 units: what it advertises
  * plus the ETX of our link to it. A neighbour heard only through its data (no
  * beacon yet) is taken to cost a good hop per level, and a little more.
@@ -168,6 +159,15 @@ static uint32_t path_cost(const routing *rt, uint8_t slot)
     return c + link_etx16(link_value(rt, slot));
 }
 
+/*
+ * The cheaper path to the root first (path_cost), then -- on a tie -- a link not
+ * known to be lossy, closer to the root, the better link, the lower id: a total
+ * order, so ties are reproducible. Depth first chose links a fifth of whose sends
+ * got through, one hop from the root (Intel lab layout: 26 of 54 motes were the
+ * root's children, a dozen of them on such links), over two good hops. Who may be
+ * chosen at all is still decided by depth (may_replace_parent, safe_after_loss):
+ * that is what keeps the tree free of loops.
+ */
 static uint8_t better(const routing *rt, uint8_t a, uint8_t b)
 {
     const routing_neighbor *na = &rt->nb[a], *nb = &rt->nb[b];
@@ -177,7 +177,6 @@ static uint8_t better(const routing *rt, uint8_t a, uint8_t b)
     if (ca != cb) {
         return ca < cb;
     }
-
     if (link_lossy(rt, a) != link_lossy(rt, b)) {
         return link_lossy(rt, b);
     }
@@ -393,15 +392,16 @@ static uint8_t may_replace_parent(const routing *rt, uint8_t slot)
     if (n->depth < rt->depth) {
         return 1;
     }
-    return n->depth == rt->depth && n->id < rt->self && link_to_leave_for(rt, slot) && n->silent == 0 &&
-           link_switch_allowed(rt) && rt->settled >= ROUTING_SETTLE_PERIODS;
+    return n->depth == rt->depth && n->id < rt->self && link_to_leave_for(rt, slot) &&
+           n->silent == 0 && link_switch_allowed(rt) && rt->settled >= ROUTING_SETTLE_PERIODS;
 }
 
 enum { KEEP = 0, SWITCH = 1, SWITCH_FOR_LINK = 2 };
 
 /*
  * Whether nb[cand] is clearly better than the working parent nb[cur] (no
- * flapping), and why: SWITCH_FOR_LINK (a good link for one known to be lossy)
+ * flapping), and why: SWITCH_FOR_LINK (a link to leave for, link_to_leave_for, from
+ * one known to be lossy)
  * happens once a period, as the acks that judged the parent may have met a
  * passing collision storm rather than a bad link.
  */
@@ -710,8 +710,9 @@ void routing_parent_took(routing *rt, uint8_t tries)
     etx = link_etx16(rt->parent_link);
     sample = (uint16_t)(16u * (tries ? tries : ROUTING_GIVEN_UP_TRIES));
     /* rounded away from the estimate so that both ends are reached */
-    etx = (uint16_t)(sample >= etx ? etx + (sample - etx + 3u) / 4u : etx - (etx - sample + 3u) / 4u);
-    link = (uint16_t)((16u * 255u) / etx); /* etx >= 16: every sample is */
+    etx = (uint16_t)(sample >= etx ? etx + (sample - etx + 3u) / 4u
+                                   : etx - (etx - sample + 3u) / 4u);
+    link = (uint16_t)((16u * 255u) / etx); /* etx >= 16, as the start and every sample are */
     rt->parent_link = (uint8_t)(link > 255u ? 255u : link);
     reselect(rt, 0);
 }
