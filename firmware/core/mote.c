@@ -101,9 +101,19 @@ static void report_power(mote_state *st)
     st->power = bits;
 }
 
-static void earliest(uint32_t *next, uint32_t t)
+/*
+ * Deadlines compare as distances from now, one already past as now itself. Compared
+ * with each other instead, a deadline a few ms past came out later than the "nothing
+ * due" sentinel, now + 0x7FFFFFFF: the difference wraps. A frame handled just after a
+ * query phase fell due re-armed the alarm to the sentinel; the root, with no other
+ * deadline, never woke again (seen on the AVR image, which reaches its alarms late
+ * while it handles a frame).
+ */
+static void earliest(uint32_t now, uint32_t *next, uint32_t t)
 {
-    if ((int32_t)(t - *next) < 0)
+    if ((int32_t)(t - now) < 0)
+        t = now;
+    if (t - now < *next - now)
         *next = t;
 }
 
@@ -120,13 +130,13 @@ static uint32_t down_slot_event(const mote_state *st, uint32_t now)
         return next;
     if (depth != 0) {
         off = parent_down_offset(st, now);
-        earliest(&next, off < SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS
+        earliest(now, &next, off < SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS
                             ? now + (SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS - off)
                             : now + (SCHED_CTL_PERIOD_MS - off));
     }
     if (tx_down_waiting(st)) {
         off = sched_down_offset(now, depth);
-        earliest(&next, off < SCHED_CTL_SLOT_MS ? now + (SCHED_CTL_SLOT_MS - off)
+        earliest(now, &next, off < SCHED_CTL_SLOT_MS ? now + (SCHED_CTL_SLOT_MS - off)
                                                 : now + (SCHED_CTL_PERIOD_MS - off));
     }
     return next;
@@ -144,36 +154,34 @@ static void rearm(mote_state *st)
     for (i = 0; i < QUERY_SLOTS; i++)
         if (st->queries.slot[i].status >= QUERY_RUNNING) {
             running = 1;
-            earliest(&next, st->run[i].next_at);
+            earliest(now, &next, st->run[i].next_at);
         }
     if (!running)
-        earliest(&next, st->next_beacon_at);
+        earliest(now, &next, st->next_beacon_at);
     if (st->beacon_due == BEACON_SOON)
-        earliest(&next, st->beacon_soon_at);
+        earliest(now, &next, st->beacon_soon_at);
     if (st->retry_pending)
-        earliest(&next, st->retry_at);
+        earliest(now, &next, st->retry_at);
     if (share_awaiting(st) && !sched_due(share_next_request(st), now))
-        earliest(&next, share_next_request(st));
+        earliest(now, &next, share_next_request(st));
     if (running && st->power && st->id != MOTE_ROOT_ID) {
         if (!sched_due(st->hold_until, now))
-            earliest(&next, st->hold_until);
+            earliest(now, &next, st->hold_until);
         if (!sched_due(st->ctl_hold_until, now))
-            earliest(&next, st->ctl_hold_until);
+            earliest(now, &next, st->ctl_hold_until);
         if (tx_results_pending(st) && !sched_due(st->send_until, now))
-            earliest(&next, st->send_until);
+            earliest(now, &next, st->send_until);
         if (st->ctl_count && !sched_due(st->ctl_until, now))
-            earliest(&next, st->ctl_until);
+            earliest(now, &next, st->ctl_until);
         for (i = 0; i < QUERY_SLOTS; i++)
             if (st->ctl_count && (st->gate_open & (1u << i)) &&
                 !sched_due(run_tx_until(&st->run[i]), now))
-                earliest(&next, run_tx_until(&st->run[i]));
+                earliest(now, &next, run_tx_until(&st->run[i]));
     }
     if (running && st->id != MOTE_ROOT_ID)
-        earliest(&next, down_slot_event(st, now));
+        earliest(now, &next, down_slot_event(st, now));
     else if (tx_down_waiting(st))
-        earliest(&next, down_slot_event(st, now));
-    if ((int32_t)(next - now) < 0)
-        next = now;
+        earliest(now, &next, down_slot_event(st, now));
     next -= st->clock_offset;
     /* Most packets change no deadline: spare the platform a timer update. */
     if (st->alarm_armed && st->alarm_at == next)

@@ -410,6 +410,32 @@ static void test_time_adopted_against_the_start_symbol(void)
     CHECK_EQ(mote_logical_time(&s.node[2].st), t + 40u);
 }
 
+/*
+ * A query phase reached late: the AVR image handles a frame before it looks at its
+ * alarm, so a frame may come in just after a phase fell due. Re-arming then must
+ * keep the alarm due. It used to go to the far "nothing due" sentinel, and the root,
+ * with no other deadline, never began another epoch (CI, tests/avr).
+ */
+static void test_late_phase_keeps_the_alarm_due(void)
+{
+    static const uint8_t junk[TOS_HEADER_LEN] = {0xFF, 0xFF, 0xEE, TOS_DEFAULT_GROUP, 0};
+    uint8_t f[40];
+    int epoch;
+    chain();
+    t_field(f, 7, 1, 0, 20, 0, "nodeid");
+    send_query(f);
+    wait_epoch(7, 2);
+    epoch = mote_query_epoch(&s.node[0].st, 7);
+    /* Past the root's next phase by 20 ms, its alarm not yet taken. */
+    CHECK(s.node[0].alarm_set);
+    s.now = s.node[0].alarm + 20u;
+    mote_on_radio_rx(&s.node[0].st, junk, sizeof junk);
+    CHECK(s.node[0].alarm_set);
+    CHECK((int32_t)(s.now - s.node[0].alarm) >= 0);
+    sim_run(&s, s.now + 1000);
+    CHECK(mote_query_epoch(&s.node[0].st, 7) >= epoch + 4);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -421,5 +447,6 @@ int main(int argc, char **argv)
     test_deep_chain_relays_every_tuple();
     test_time_stamped_at_start_symbol();
     test_time_adopted_against_the_start_symbol();
+    test_late_phase_keeps_the_alarm_due();
     return check_report(argv[0]);
 }
