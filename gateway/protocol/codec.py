@@ -8,6 +8,7 @@ protocol package and every decoded message is a plain ``dict`` (no construct
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -64,7 +65,9 @@ def padded_union(size: int, selector: Any, variants: Mapping[Any, cs.Construct])
 
     Unknown selector values expose the raw bytes as ``{"raw": b"..."}``.
     """
-    return cs.Padded(
+    # FixedSized rather than Padded: the same bytes either way, but construct can compile
+    # it (Padded needs the Switch's size, known only from the parsed selector).
+    return cs.FixedSized(
         size, cs.Switch(selector, dict(variants), default=cs.Struct("raw" / cs.Bytes(size)))
     )
 
@@ -92,7 +95,7 @@ def field_offset(con: cs.Construct, names: list[str]) -> int | None:
     offset = 0
     current = con
     for name in names:
-        while isinstance(current, (cs.Renamed, cs.Padded, cs.Aligned)) or (
+        while isinstance(current, (cs.Renamed, cs.Padded, cs.FixedSized, cs.Aligned)) or (
             isinstance(current, cs.Adapter) and not isinstance(current, cs.Struct)
         ):
             current = current.subcon
@@ -111,8 +114,29 @@ def field_offset(con: cs.Construct, names: list[str]) -> int | None:
     return offset
 
 
+@functools.lru_cache(maxsize=512)
+def _compiled(con: cs.Construct) -> cs.Construct | None:
+    """``con`` compiled by construct into Python source, or None where it cannot be."""
+    try:
+        return con.compile()
+    except Exception:  # construct raises several kinds for what it cannot compile
+        return None
+
+
 def parse(kind: str, con: cs.Construct, data: bytes, **context: Any) -> dict[str, Any]:
-    """Parse ``data`` with ``con``; any failure becomes a :class:`DecodeError`."""
+    """Parse ``data`` with ``con``; any failure becomes a :class:`DecodeError`.
+
+    The compiled form of ``con`` parses first, several times faster (issue 14). Input it
+    refuses is parsed again by ``con`` itself, whose errors name the field and offset."""
+    fast = _compiled(con)
+    if fast is not None:
+        try:
+            plain = to_plain(fast.parse(data, **context))
+        except Exception:  # reported below, by the interpreted parse
+            pass
+        else:
+            if isinstance(plain, dict):
+                return plain
     try:
         value = con.parse(data, **context)
     except cs.ConstructError as exc:
