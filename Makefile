@@ -67,6 +67,7 @@ avr:
 
 bench: $(BIN)/mote
 	$(BIN)/python bench/emulator.py
+	$(BIN)/python bench/gateway_decode.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-tox .tox build *.egg-info
