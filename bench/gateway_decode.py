@@ -29,12 +29,17 @@ from pathlib import Path
 
 from motebase.gateway.protocol.framing import frame_packet
 from motebase.gateway.protocol.result import QrType, WireType, build_query_result
-from motebase.gateway.protocol.tos import DEFAULT_GROUP, UART_ADDR, build_mhop, build_tos_packet
+from motebase.gateway.protocol.tos import (
+    DEFAULT_GROUP,
+    UART_ADDR,
+    AmType,
+    build_mhop,
+    build_tos_packet,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "gateway_decode.json"
 TYPES = (WireType.UINTTWO, WireType.UINTTWO, WireType.UINTTWO)
-AM_QUERY_RESULT = 240
 MOTE = "from motebase.gateway.cli.main import main; main()"
 
 
@@ -44,7 +49,7 @@ def result_frame(origin: int, epoch: int) -> bytes:
         TYPES,
     )
     payload = build_mhop(0, origin, epoch & 0xFF, 1, result)
-    return frame_packet(build_tos_packet(UART_ADDR, AM_QUERY_RESULT, DEFAULT_GROUP, payload))
+    return frame_packet(build_tos_packet(UART_ADDR, AmType.QUERY_RESULT, DEFAULT_GROUP, payload))
 
 
 def stream(frames: int) -> bytes:
@@ -61,7 +66,7 @@ def naive_decode(data: bytes) -> int:
         if binascii.crc_hqx(body[:-2], 0) != struct.unpack_from("<H", body, len(body) - 2)[0]:
             continue
         packet = body[1:-2]
-        if len(packet) >= 5 + 7 + 42 and packet[2] == AM_QUERY_RESULT:
+        if len(packet) >= 5 + 7 + 42 and packet[2] == AmType.QUERY_RESULT:
             struct.unpack_from("<BbHB5shhBBI3H", packet, 5 + 7)
             decoded += 1
     return decoded

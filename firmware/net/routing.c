@@ -400,9 +400,8 @@ enum { KEEP = 0, SWITCH = 1, SWITCH_FOR_LINK = 2 };
 
 /*
  * Whether nb[cand] is clearly better than the working parent nb[cur] (no
- * flapping), and why: SWITCH_FOR_LINK (a link to leave for, link_to_leave_for, from
- * one known to be lossy)
- * happens once a period, as the acks that judged the parent may have met a
+ * flapping), and why: SWITCH_FOR_LINK (to a link_to_leave_for from one known to be
+ * lossy) happens once a period, as the acks that judged the parent may have met a
  * passing collision storm rather than a bad link.
  */
 static uint8_t worth_switching(const routing *rt, uint8_t cur, uint8_t cand)

@@ -64,6 +64,7 @@ FIELD_VALUE: dict[int, cs.Construct] = {
     WireType.STRING: fixed_cstring(8),
     WireType.BYTES: cs.Bytes(8),
 }
+_FIELD_SIZE: dict[int, int] = {code: int(con.sizeof()) for code, con in FIELD_VALUE.items()}
 
 TupleData = cs.Struct(
     "qid" / cs.Int8ul,
@@ -108,10 +109,10 @@ assert QueryResult.sizeof() == QUERY_RESULT_LEN
 
 
 def field_size(wire_type: int) -> int:
-    con = FIELD_VALUE.get(wire_type)
-    if con is None:
+    size = _FIELD_SIZE.get(wire_type)
+    if size is None:
         raise EncodeError("tuple", f"unknown wire type {wire_type}")
-    return int(con.sizeof())
+    return size
 
 
 def decode_tuple_values(
@@ -142,15 +143,12 @@ def decode_tuple_values(
     return [next(found) if (not_null >> i) & 1 else None for i in range(num_fields)]
 
 
-_FIELD_SIZE: dict[int, int] = {code: int(con.sizeof()) for code, con in FIELD_VALUE.items()}
-
-
 @functools.lru_cache(maxsize=256)
 def _tuple_struct(present: tuple[int, ...]) -> cs.Construct:
-    """The non-NULL fields of a tuple, in order, as one compiled construct built from
-    FIELD_VALUE: a query's tuples share one or two of these, and one compiled parse costs
-    a twentieth of a Struct built and parsed per field."""
-    return cs.Struct(*(f"f{i}" / FIELD_VALUE[code] for i, code in enumerate(present))).compile()
+    """The non-NULL fields of a tuple, in order, as one Struct built from FIELD_VALUE: a
+    query's tuples share one or two of these, and `parse` compiles each once (codec.py),
+    where a Struct built and parsed per field cost twenty times as much."""
+    return cs.Struct(*(f"f{i}" / FIELD_VALUE[code] for i, code in enumerate(present)))
 
 
 def encode_tuple_values(values: Sequence[Any], field_types: Sequence[int]) -> tuple[int, bytes]:
