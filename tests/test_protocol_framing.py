@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -173,3 +175,115 @@ def test_corruption_never_costs_a_good_frame(
     assert deframer.stats.good == len(good)
     # A flipped byte that yields 0x7E inside a frame splits it in two, so >=.
     assert deframer.stats.corrupt >= corrupted
+
+
+class _ByteDeframer:
+    """The receiver byte by byte, as the mote's FramerM and Java's Packetizer run it: the
+    definition the whole-frame Deframer is held to."""
+
+    def __init__(self, mtu: int) -> None:
+        self.mtu = mtu
+        self.stats: dict[str, int] = dict.fromkeys(
+            ("good", "bad_crc", "too_short", "too_long", "unknown_protocol", "bad_escape"), 0
+        )
+        self.stats["noise_bytes"] = 0
+        self.buf = bytearray()
+        self.synced = self.escaped = self.overflow = False
+
+    def feed(self, chunk: bytes) -> list[tuple[int, int | None, bytes]]:
+        frames = []
+        for byte in chunk:
+            if byte == 0x7E:
+                frame = self._end()
+                if frame is not None:
+                    frames.append(frame)
+            elif not self.synced:
+                self.stats["noise_bytes"] += 1
+            elif self.overflow:
+                pass
+            elif not self.escaped and byte == 0x7D:
+                self.escaped = True
+            elif len(self.buf) >= self.mtu:
+                self.escaped = False
+                self.stats["too_long"] += 1
+                self.overflow = True
+            else:
+                self.buf.append(byte ^ 0x20 if self.escaped else byte)
+                self.escaped = False
+        return frames
+
+    def _end(self) -> tuple[int, int | None, bytes] | None:
+        content, escaped, overflow, synced = (
+            bytes(self.buf),
+            self.escaped,
+            self.overflow,
+            self.synced,
+        )
+        self.buf.clear()
+        self.escaped = self.overflow = False
+        self.synced = True
+        if not synced or overflow or (not content and not escaped):
+            return None
+        if escaped:
+            self.stats["bad_escape"] += 1
+            return None
+        if len(content) < 4:
+            self.stats["too_short"] += 1
+            return None
+        if _reference_crc16(content[:-2]) != int.from_bytes(content[-2:], "little"):
+            self.stats["bad_crc"] += 1
+            return None
+        protocol, rest = content[0], content[1:-2]
+        if protocol not in (64, 65, 66, 255):
+            self.stats["unknown_protocol"] += 1
+            return None
+        self.stats["good"] += 1
+        if protocol == 66:
+            return (protocol, None, rest)
+        if protocol == 65:
+            return (protocol, rest[0], rest[1:])
+        return (protocol, rest[0], b"") if protocol == 64 else (protocol, None, rest[:1])
+
+
+_wire_bytes = st.lists(
+    st.one_of(
+        st.builds(frame_packet, st.binary(max_size=40)),
+        st.builds(frame_packet_ack, st.binary(max_size=40), st.integers(0, 255)),
+        st.builds(frame_ack, st.integers(0, 255)),
+        st.binary(max_size=12),  # noise, stray flags and escapes, truncations
+        st.sampled_from([b"\x7e", b"\x7d", b"\x7d\x7e", b"\x7e\x7e", b"\x7d\x7d"]),
+    ),
+    max_size=12,
+).map(b"".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    data=_wire_bytes,
+    cuts=st.lists(st.integers(0, 600), max_size=6),
+    mtu=st.sampled_from([8, 20, 256]),
+)
+def test_deframer_matches_byte_at_a_time_receiver(data: bytes, cuts: list[int], mtu: int) -> None:
+    # Frames, counts and their order are the byte-at-a-time receiver's, however the
+    # stream is cut into chunks (the whole-frame receiver keeps partial frames).
+    reference = _ByteDeframer(mtu)
+    expected = reference.feed(data)
+    deframer = Deframer(mtu=mtu)
+    got = []
+    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+    for lo, hi in itertools.pairwise(bounds):
+        got += [(int(f.protocol), f.token, f.payload) for f in deframer.feed(data[lo:hi])]
+    assert got == expected
+    assert deframer.stats.as_dict() == reference.stats
+
+
+def test_deframer_bounds_an_endless_frame() -> None:
+    # A frame that never closes is dropped once past the MTU, not buffered for ever.
+    deframer = Deframer(mtu=32)
+    deframer.feed(b"\x7e")
+    for _ in range(100):
+        deframer.feed(b"\x55" * 64)
+    assert deframer.stats.too_long == 1
+    assert len(deframer._partial) == 0
+    (frame,) = deframer.feed(b"\x7e" + frame_packet(b"ok"))
+    assert (frame.protocol, frame.payload) == (Protocol.PACKET_NO_ACK, b"ok")

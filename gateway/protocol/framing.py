@@ -85,58 +85,68 @@ class FramingStats:
 
 
 class Deframer:
-    """Streaming frame receiver; see the module docstring."""
+    """Streaming frame receiver; see the module docstring.
+
+    It works on whole frames, not bytes: a chunk is split at the flags (in C), and the
+    text between two flags is unescaped and checked at once. The outcome is the one a
+    byte-at-a-time receiver reaches (0x7D escapes the byte after it, whatever it is; a
+    frame is too long once its unescaped bytes pass the MTU; 0x7D right before a flag is
+    an aborted frame), and tests/test_protocol_framing.py holds it to one.
+    """
 
     def __init__(self, mtu: int = DEFAULT_MTU) -> None:
         self.mtu = mtu
         self.stats = FramingStats()
-        self._buf = bytearray()
+        self._partial = b""  # escaped bytes since the last flag
         self._synced = False  # a flag has been seen; bytes are frame content
-        self._escaped = False
         self._overflow = False  # current frame exceeded the MTU; drop until next flag
 
     def feed(self, chunk: bytes) -> list[Frame]:
+        parts = (
+            (self._partial + chunk).split(_FLAG_BYTE) if self._partial else chunk.split(_FLAG_BYTE)
+        )
+        self._partial = b""
+        tail = parts.pop()  # bytes after the last flag: a frame still arriving
         frames: list[Frame] = []
-        for byte in chunk:
-            if byte == FLAG:
-                frame = self._end_of_frame()
-                if frame is not None:
-                    frames.append(frame)
-                continue
+        for raw in parts:
             if not self._synced:
-                self.stats.noise_bytes += 1
+                self.stats.noise_bytes += len(raw)
+                self._synced = True
                 continue
-            if self._overflow:
-                continue
-            if self._escaped:
-                self._escaped = False
-                byte ^= ESCAPE_XOR
-            elif byte == ESCAPE:
-                self._escaped = True
-                continue
-            if len(self._buf) >= self.mtu:
-                self.stats.too_long += 1
-                self._overflow = True
-                continue
-            self._buf.append(byte)
+            frame = None if self._overflow else self._end_of_frame(raw)
+            self._overflow = False
+            if frame is not None:
+                frames.append(frame)
+        self._keep(tail)
         return frames
 
-    def _end_of_frame(self) -> Frame | None:
-        content = bytes(self._buf)
-        escaped, overflow, synced = self._escaped, self._overflow, self._synced
-        self._buf.clear()
-        self._escaped = self._overflow = False
-        self._synced = True
-        if not synced or overflow or (not content and not escaped):
-            return None  # first flag, tail of an oversized frame, or back-to-back flags
+    def _keep(self, tail: bytes) -> None:
+        """Hold the start of a frame until its closing flag, bounded by the MTU."""
+        if not self._synced:
+            self.stats.noise_bytes += len(tail)
+        elif not self._overflow:
+            # An escaped frame is at most twice its length: only then can it be too long.
+            if len(tail) > self.mtu and len(_unescape(tail)[0]) > self.mtu:
+                self.stats.too_long += 1
+                self._overflow = True
+            else:
+                self._partial = tail
+
+    def _end_of_frame(self, raw: bytes) -> Frame | None:
+        content, escaped = _unescape(raw) if _ESCAPE_BYTE in raw else (raw, False)
+        if len(content) > self.mtu:
+            self.stats.too_long += 1
+            return None
+        if not content and not escaped:
+            return None  # back-to-back flags
         if escaped:
             self.stats.bad_escape += 1
             return None
         if len(content) < MIN_FRAME:
             self.stats.too_short += 1
             return None
-        body, crc = content[:-2], int.from_bytes(content[-2:], "little")
-        if crc16(body) != crc:
+        body = content[:-2]
+        if crc16(body) != int.from_bytes(content[-2:], "little"):
             self.stats.bad_crc += 1
             return None
         return self._classify(body)
@@ -157,6 +167,25 @@ class Deframer:
             return None
         self.stats.good += 1
         return frame
+
+
+_FLAG_BYTE = bytes((FLAG,))
+_ESCAPE_BYTE = bytes((ESCAPE,))
+
+
+def _unescape(raw: bytes) -> tuple[bytes, bool]:
+    """The bytes between two flags unescaped, and whether an escape was left open (0x7D
+    last: the sender aborted the frame). Every 0x7D takes the next byte, whatever it is."""
+    out = bytearray()
+    start = 0
+    while (at := raw.find(ESCAPE, start)) >= 0:
+        out += raw[start:at]
+        if at + 1 == len(raw):
+            return bytes(out), True
+        out.append(raw[at + 1] ^ ESCAPE_XOR)
+        start = at + 2
+    out += raw[start:]
+    return bytes(out), False
 
 
 _ESCAPED = {byte: bytes((ESCAPE, byte ^ ESCAPE_XOR)) for byte in (ESCAPE, FLAG)}
