@@ -20,6 +20,7 @@ from __future__ import annotations
 import binascii
 from dataclasses import dataclass, fields
 from enum import IntEnum
+from typing import NamedTuple
 
 FLAG = 0x7E
 ESCAPE = 0x7D
@@ -48,10 +49,10 @@ def crc16(data: bytes, crc: int = 0) -> int:
     return binascii.crc_hqx(data, crc)
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(NamedTuple):
     """One good frame. ``token`` is set for protocols 64 and 65, ``payload`` is the packet
-    (65/66), empty for an ack (64), or the one unknown protocol byte (255)."""
+    (65/66), empty for an ack (64), or the one unknown protocol byte (255). A named
+    tuple: one is made per packet on the gateway's hot path (issue 14)."""
 
     protocol: Protocol
     token: int | None
@@ -109,6 +110,9 @@ class Deframer:
         tail = parts.pop()  # bytes after the last flag: a frame still arriving
         frames: list[Frame] = []
         for raw in parts:
+            if not raw and self._synced:  # back-to-back flags: between two frames
+                self._overflow = False
+                continue
             if not self._synced:
                 self.stats.noise_bytes += len(raw)
                 self._synced = True
@@ -133,35 +137,38 @@ class Deframer:
                 self._partial = tail
 
     def _end_of_frame(self, raw: bytes) -> Frame | None:
-        content, escaped = _unescape(raw) if _ESCAPE_BYTE in raw else (raw, False)
-        if len(content) > self.mtu:
+        escaped = False
+        if _ESCAPE_BYTE in raw:
+            content = raw.replace(_ESCAPED_FLAG, _FLAG_BYTE).replace(_ESCAPED_ESCAPE, _ESCAPE_BYTE)
+            # Each replacement shortens the frame by one: if every 0x7D was one of the two
+            # escapes a sender makes, bytes.replace (in C) did what the loop would.
+            if len(raw) - len(content) != raw.count(_ESCAPE_BYTE):
+                content, escaped = _unescape(raw)
+        else:
+            content = raw
+        size = len(content)
+        if size > self.mtu:
             self.stats.too_long += 1
             return None
-        if not content and not escaped:
-            return None  # back-to-back flags
         if escaped:
             self.stats.bad_escape += 1
             return None
-        if len(content) < MIN_FRAME:
+        if size < MIN_FRAME:
             self.stats.too_short += 1
             return None
-        body = content[:-2]
-        if crc16(body) != int.from_bytes(content[-2:], "little"):
+        if binascii.crc_hqx(content[:-2], 0) != content[-2] | content[-1] << 8:
             self.stats.bad_crc += 1
             return None
-        return self._classify(body)
-
-    def _classify(self, body: bytes) -> Frame | None:
-        protocol, rest = body[0], body[1:]
+        protocol = content[0]
         # MIN_FRAME guarantees one byte after the protocol: the token of a 64/65 frame.
-        if protocol == Protocol.PACKET_NO_ACK:
-            frame = Frame(Protocol.PACKET_NO_ACK, None, rest)
-        elif protocol == Protocol.PACKET_ACK:
-            frame = Frame(Protocol.PACKET_ACK, rest[0], rest[1:])
-        elif protocol == Protocol.ACK:
-            frame = Frame(Protocol.ACK, rest[0], b"")
-        elif protocol == Protocol.UNKNOWN:
-            frame = Frame(Protocol.UNKNOWN, None, rest[:1])
+        if protocol == _PACKET_NO_ACK:
+            frame = Frame(Protocol.PACKET_NO_ACK, None, content[1:-2])
+        elif protocol == _PACKET_ACK:
+            frame = Frame(Protocol.PACKET_ACK, content[1], content[2:-2])
+        elif protocol == _ACK:
+            frame = Frame(Protocol.ACK, content[1], b"")
+        elif protocol == _UNKNOWN:
+            frame = Frame(Protocol.UNKNOWN, None, content[1:2])
         else:
             self.stats.unknown_protocol += 1
             return None
@@ -171,6 +178,8 @@ class Deframer:
 
 _FLAG_BYTE = bytes((FLAG,))
 _ESCAPE_BYTE = bytes((ESCAPE,))
+_ESCAPED_FLAG = bytes((ESCAPE, FLAG ^ ESCAPE_XOR))
+_ESCAPED_ESCAPE = bytes((ESCAPE, ESCAPE ^ ESCAPE_XOR))
 
 
 def _unescape(raw: bytes) -> tuple[bytes, bool]:
@@ -186,6 +195,12 @@ def _unescape(raw: bytes) -> tuple[bytes, bool]:
         start = at + 2
     out += raw[start:]
     return bytes(out), False
+
+
+# The protocol bytes as plain ints: comparing with an IntEnum member costs a lookup per frame.
+_PACKET_NO_ACK, _PACKET_ACK, _ACK, _UNKNOWN = (
+    int(p) for p in (Protocol.PACKET_NO_ACK, Protocol.PACKET_ACK, Protocol.ACK, Protocol.UNKNOWN)
+)
 
 
 _ESCAPED = {byte: bytes((ESCAPE, byte ^ ESCAPE_XOR)) for byte in (ESCAPE, FLAG)}

@@ -94,7 +94,8 @@ def jsonable(obj: Any) -> Any:
 
 _MHOP_AMS = (AmType.QUERY_RESULT, AmType.DIRECTED_DATA, AmType.MULTIHOP_ROUTE)
 
-_TWO_BYTE_FIELDS = (WireType.UINTTWO,) * 32
+#: Field types assumed when nobody says: every sensor attribute in the catalog is 2 bytes.
+DEFAULT_FIELD_TYPES = (WireType.UINTTWO,) * 32
 
 _SIMPLE_BODIES = {
     AmType.QUERY: parse_query_message,
@@ -153,7 +154,7 @@ def _schema_for(
 ) -> ResultSchema:
     if schemas is not None and qid in schemas:
         return schemas[qid]
-    return ResultSchema(field_types=tuple(field_types) if field_types else _TWO_BYTE_FIELDS)
+    return ResultSchema(field_types=tuple(field_types) if field_types else DEFAULT_FIELD_TYPES)
 
 
 def decode_result_body(result: dict[str, Any], schema: ResultSchema) -> dict[str, Any]:
