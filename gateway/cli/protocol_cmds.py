@@ -14,11 +14,10 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from motebase.gateway.capture import CaptureWriter
 from motebase.gateway.cli.params import AmGroup, Duration, platform_option
 from motebase.gateway.protocol import (
     DecodeError,
@@ -30,8 +29,12 @@ from motebase.gateway.protocol import (
     decode_packet,
 )
 from motebase.gateway.protocol.tos import TINYDB_PAYLOAD_LEN
+from motebase.gateway.protocol.tuple_lane import TupleLane
 from motebase.gateway.transport import Endpoint, open_endpoint, platform_baud
 from motebase.gateway.transport.url import is_sf_url
+
+if TYPE_CHECKING:
+    from motebase.gateway.capture import CaptureWriter
 
 _PROTOCOL_BYTES = {int(p) for p in Protocol}
 
@@ -70,8 +73,17 @@ class _Decoder:
     packets: int = 0
     undecodable: int = 0
     bad_lines: int = 0
+    lane: TupleLane = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lane = TupleLane(self.field_types, self.max_payload)
 
     def packet(self, data: bytes) -> None:
+        line = self.lane.line(data)
+        if line is not None:
+            self.packets += 1
+            self.out.write(line + "\n")
+            return
         try:
             decoded = decode_packet(
                 data, field_types=self.field_types, max_payload=self.max_payload
@@ -100,10 +112,14 @@ class _Decoder:
             "bad_lines": self.bad_lines,
         }
 
+    def flush(self) -> None:
+        """Lines are written as they come and flushed once per chunk read, not per line."""
+        self.out.flush()
+        self.err.flush()
+
     @staticmethod
     def _emit(stream: IO[str], obj: dict[str, Any]) -> None:
         stream.write(json.dumps(obj) + "\n")
-        stream.flush()
 
 
 def _error_json(exc: DecodeError, data: bytes) -> dict[str, Any]:
@@ -144,13 +160,17 @@ def _decode_hex(lines: Iterable[str], decoder: _Decoder) -> None:
             decoder.framing.add(deframer.stats)
         else:
             decoder.packet(data)
+        decoder.flush()
 
 
 def _decode_raw(stream: IO[bytes], decoder: _Decoder) -> None:
     deframer = Deframer()
-    while chunk := stream.read(4096):
+    # read1: what the pipe or port has now, so a live stream is printed as it comes
+    read = getattr(stream, "read1", stream.read)
+    while chunk := read(1 << 16):
         for frame in deframer.feed(chunk):
             decoder.frame(frame)
+        decoder.flush()
     decoder.framing.add(deframer.stats)
 
 
@@ -183,6 +203,7 @@ def decode_cmd(
             _decode_hex(_hex_lines(text), decoder)
     if show_stats:
         decoder.out.write(json.dumps({"stats": decoder.stats()}) + "\n")
+    decoder.flush()
 
 
 @click.command("listen")
@@ -265,6 +286,10 @@ def capture_for(
             "the serial port (the one `mote sf` serves)",
             param_hint="--save",
         )
+    # Here, not at the top: a capture can be replayed into a session, whose modules
+    # `mote decode` should not have to import.
+    from motebase.gateway.capture import CaptureWriter
+
     rate = baud if baud is not None else platform_baud(platform)
     try:
         return CaptureWriter(save, port=url, platform=platform, baud=rate)
