@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import click
@@ -46,18 +47,29 @@ def mote(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.Complete
 
 
 def commands(group: click.Group, path: str = "mote") -> Iterator[tuple[str, click.Command]]:
-    """Every command of the tree, groups included, with its full name."""
+    """Every command of the tree, groups included, with its full name (loaded as `mote`
+    loads them: by name, from the entry points)."""
     yield path, group
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         if isinstance(command, click.Group):
             yield from commands(command, f"{path} {name}")
         else:
             yield f"{path} {name}", command
 
 
+def command_named(name: str) -> click.Command:
+    cli = build_cli()
+    command = cli.get_command(click.Context(cli), name)
+    assert command is not None, name
+    return command
+
+
 def options(name: str) -> dict[str, click.Option]:
     """The options of `mote NAME` by their long name."""
-    command = build_cli().commands[name]
+    command = command_named(name)
     return {
         opt: param
         for param in command.params
@@ -69,7 +81,7 @@ def options(name: str) -> dict[str, click.Option]:
 
 def parsed(name: str, *args: str) -> dict[str, object]:
     """What `mote NAME ARGS` parses its options into, without running it."""
-    command = build_cli().commands[name]
+    command = command_named(name)
     with command.make_context(name, list(args)) as ctx:
         return dict(ctx.params)
 
@@ -494,3 +506,36 @@ def test_query_out_dash_into_a_closed_stdout_stops_the_query_quietly(tmp_path: P
         assert [m["msgType"] for m in sent] == [0, 0, 1, 1, 1, 1, 1]  # 2 parts, then 5 DELs
     finally:
         root.close()
+
+
+# --- loading --------------------------------------------------------------------------------------
+
+
+def test_every_entry_point_loads_the_command_it_is_named_after() -> None:
+    names = {ep.name for ep in entry_points(group="motebase.commands")}
+    loaded = {path.split()[1] for path, _ in commands(build_cli()) if path.count(" ") == 1}
+    assert loaded == names
+    assert {"decode", "emulate", "query", "run", "spark"} <= names
+
+
+def test_a_command_imports_only_what_it_runs(tmp_path: Path) -> None:
+    # `mote decode` loads its own module, not the emulator, Spark or numpy: each
+    # command is imported only when run (gateway/cli/main.py).
+    code = (
+        "import sys\n"
+        "from motebase.gateway.cli.main import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('numpy', 'pyspark', 'motebase.emu', 'motebase.spark',"
+        " 'motebase.gateway.session')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)), file=sys.stderr)\n"
+    )
+    hex_line = "7e00f0"  # a truncated packet: reported, not decoded
+    done = subprocess.run(
+        [sys.executable, "-c", code, "decode", "-"],
+        input=hex_line, capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert done.stderr.splitlines()[-1] == "[]"

@@ -57,7 +57,7 @@ def _command(argv: list[str]) -> tuple[str, click.Command, list[str]]:
     name = "mote"
     args = list(argv)
     while isinstance(command, click.Group) and args and not args[0].startswith("-"):
-        sub = command.commands.get(args[0])
+        sub = command.get_command(click.Context(command), args[0])
         assert sub is not None, f"mote has no command {' '.join([name, args[0]])}"
         name, command, args = f"{name} {args[0]}", sub, args[1:]
     return name, command, args

@@ -89,9 +89,10 @@ def test_the_emulator_extension_is_built_into_motebase_emu(wheel: Path) -> None:
 def test_the_entry_points_name_motebase_modules(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         text = archive.read("motebase-0.1.0.dist-info/entry_points.txt").decode()
-    targets = [line.split(" = ")[1] for line in text.splitlines() if " = " in line]
+    entries = [line.split(" = ") for line in text.splitlines() if " = " in line]
+    targets = [target for _, target in entries]
     assert "motebase.gateway.cli.main:main" in targets
-    assert len(targets) == 11
+    assert len(targets) == 19  # the script and one entry per command (gateway/cli/main.py)
     assert all(target.startswith("motebase.") for target in targets)
 
 

@@ -1,9 +1,11 @@
 """`mote`: the single entry point.
 
-The host knows no layer: every package registers a list of click commands under
-the ``motebase.commands`` entry-point group (pyproject.toml) and the host adds
-them. That keeps the gateway from importing the emulator while still giving the
-user one command.
+The host knows no layer: every package registers its click commands under the
+``motebase.commands`` entry-point group (pyproject.toml), one entry point per command,
+named as the command. The host lists the names and imports a command's module only to
+run it (or to show its help): `mote decode` does not pay for numpy, the emulator or
+Spark, and the gateway never imports the emulator, while the user still has one
+command.
 
 A closed stdout (``mote listen | head``) ends any command quietly, without a message and
 with exit status 0: the reader has all it wanted, which is not an error (as `mote log cat`
@@ -25,6 +27,21 @@ import click
 
 
 class _MoteGroup(click.Group):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._entry_points = {ep.name: ep for ep in entry_points(group="motebase.commands")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self._entry_points) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self._entry_points:
+            command = self._entry_points[cmd_name].load()
+            if command.name != cmd_name:  # a packaging slip, not the user's mistake
+                raise RuntimeError(f"entry point {cmd_name!r} loads command {command.name!r}")
+            self.add_command(command)
+        return self.commands.get(cmd_name)
+
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         with _closed_stdout_ends_quietly():  # `mote --help | head` writes here
             return super().make_context(*args, **kwargs)
@@ -91,9 +108,6 @@ def build_cli() -> click.Group:
     def mote() -> None:
         """motebase: TinyDB queries over Mica/Mica2 networks, real or emulated, into Spark."""
 
-    for ep in sorted(entry_points(group="motebase.commands"), key=lambda e: e.name):
-        for command in ep.load():
-            mote.add_command(command)
     return mote
 
 
