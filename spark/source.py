@@ -291,7 +291,7 @@ class MotebaseDataSource(DataSource):
         if self.parsed.table == "aggregates":
             return AGGREGATES_SCHEMA
         try:
-            queries = [record for _, record in ResultLog(self.parsed.path).read(kind="query")]
+            queries = ResultLog(self.parsed.path).find("query")
         except LogCorruptError as exc:
             raise exc.with_traceback(None) from None
         return readings_schema(selected_attributes(queries, self.parsed.query_id))

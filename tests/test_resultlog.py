@@ -239,3 +239,53 @@ def test_sigkill_mid_batch_loses_only_unacknowledged_records_and_never_corrupts(
     acked_again = _run_writer_until_killed(tmp_path, min_acked=last + 900)
     last_again = _assert_contiguous(tmp_path)
     assert last_again >= acked_again > last
+
+
+def _mixed(i: int) -> dict[str, object]:
+    """Every seventh record a query: the kind the fast search is for, among readings."""
+    if i % 7 == 3:
+        return {"kind": "query", "query_id": i, "sql": 'SELECT "kind":"query" AS x'}
+    return reading(i)
+
+
+def test_find_returns_what_read_of_the_kind_returns(tmp_path: Path) -> None:
+    with ResultLog(tmp_path, segment_bytes=700) as log:
+        for start in range(0, 120, 13):
+            log.append_batch([_mixed(i) for i in range(start, start + 13)])
+    log = ResultLog(tmp_path)
+    assert len(log.segment_offsets()) > 5
+    for kind in ("query", "reading", "aggregate"):
+        assert log.find(kind) == [record for _, record in log.read(kind=kind)]
+    assert [q["query_id"] for q in log.find("query")] == list(range(3, 130, 7))
+
+
+def test_find_leaves_out_uncommitted_records(tmp_path: Path) -> None:
+    with ResultLog(tmp_path) as log:
+        log.append_batch([_mixed(i) for i in range(20)])
+    with (tmp_path / segment_name(0)).open("ab") as f:  # written, not yet committed
+        f.write(encode_record(20, _mixed(3)))
+    log = ResultLog(tmp_path)
+    assert [q["query_id"] for q in log.find("query")] == [3, 10, 17]
+    assert log.find("query") == [record for _, record in log.read(kind="query")]
+
+
+def test_find_reports_damage_to_a_record_of_its_kind_as_read_does(tmp_path: Path) -> None:
+    with ResultLog(tmp_path) as log:
+        log.append_batch([_mixed(i) for i in range(20)])
+    segment = tmp_path / segment_name(0)
+    data = segment.read_bytes()
+    at = data.index(b'"kind":"query"', data.index(b"\n10 ")) + 20  # inside record 10
+    segment.write_bytes(data[:at] + bytes((data[at] ^ 0x01,)) + data[at + 1 :])
+    with pytest.raises(LogCorruptError, match="record offset 10"):
+        ResultLog(tmp_path).find("query")
+
+
+def test_find_reports_a_record_of_its_kind_at_an_offset_declared_lost(tmp_path: Path) -> None:
+    # Lost offsets hold no records once repaired; one that does is damage, as read says.
+    with ResultLog(tmp_path) as log:
+        log.append_batch([_mixed(i) for i in range(20)])
+    (tmp_path / "lost").write_text('{"ranges": [[10, 10]]}')
+    with pytest.raises(LogCorruptError, match="corrupt record"):
+        list(ResultLog(tmp_path).read(kind="query"))
+    with pytest.raises(LogCorruptError, match="corrupt record"):
+        ResultLog(tmp_path).find("query")
