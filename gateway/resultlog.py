@@ -55,7 +55,7 @@ from __future__ import annotations
 import bisect
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -65,6 +65,7 @@ from motebase.gateway.logfiles import (
     DamageKind,
     LogCorruptError,
     LogLockedError,
+    Segment,
     acquire_writer_lock,
     check_line,
     encode_record,
@@ -95,6 +96,63 @@ DEFAULT_SEGMENT_BYTES = 4 * 1024 * 1024
 def _kind_marker(kind: str) -> bytes:
     """How a record of ``kind`` begins in its line: encode_record writes compact JSON."""
     return b'"kind":' + json.dumps(kind).encode("ascii")
+
+
+def _regular_payloads(segment: Segment) -> list[bytes] | None:
+    """The payloads of ``segment`` if it is regular -- every line complete, intact and the
+    next offset from its first -- else None."""
+    data = segment.path.read_bytes()
+    if not data.endswith(b"\n"):
+        return None  # empty, or a torn or growing tail: the walk's to judge
+    payloads = []
+    expected = segment.first_offset
+    for line in data.split(b"\n")[:-1]:
+        checked = check_line(line + b"\n")
+        if checked is None or checked[0] != expected:
+            return None
+        payloads.append(checked[1])
+        expected += 1
+    return payloads
+
+
+def _read_regular(
+    segments: list[Segment], index: int, start: int, end: int, kind: str | None
+) -> Generator[tuple[int, dict[str, Any]], None, int | None]:
+    """``ResultLog.read``'s records from segment ``index`` on, while the segments are
+    regular and follow each other without a gap; returns the index of the segment the walk
+    must take over at, or None once ``end`` is reached.
+
+    A regular segment holds exactly what the walk would yield from it, so its lines are
+    checked in one loop and its records parsed with one ``json.loads``: about twice as
+    fast as the walk, which reads the log line by line for the rare damaged one. Anything
+    irregular -- damage, a torn tail, a gap or overlap between segments, offsets declared
+    lost (the caller's test) -- is left to the walk, from the segment it is in."""
+    marker = None if kind is None else _kind_marker(kind)
+    if index == 0 and segments and segments[0].first_offset != 0:
+        return 0  # the log's first offsets are missing: the walk, from offset 0, says so
+    while index < len(segments):
+        segment = segments[index]
+        payloads = _regular_payloads(segment)
+        if payloads is None:
+            return index
+        after = segment.first_offset + len(payloads)  # one past the segment's last record
+        following = segments[index + 1].first_offset if index + 1 < len(segments) else None
+        if after < end and following != after:
+            return index  # the log's next offsets are elsewhere, or missing: the walk says
+        first = max(start, segment.first_offset)
+        wanted = [
+            (offset, payloads[offset - segment.first_offset])
+            for offset in range(first, min(end, after))
+            if marker is None or marker in payloads[offset - segment.first_offset]
+        ]
+        text = (b"[" + b",".join(payload for _, payload in wanted) + b"]").decode()
+        for (offset, _), record in zip(wanted, json.loads(text), strict=True):
+            if kind is None or record.get("kind") == kind:
+                yield offset, record
+        if after >= end:
+            return None
+        index += 1
+    return index
 
 
 class ResultLog:
@@ -135,9 +193,15 @@ class ResultLog:
         if start_offset >= end_offset:
             return
         segments = list_segments(self.directory)
-        walk = Walk(self.directory, segments, read_lost(self.directory), committed, end_offset)
+        lost = read_lost(self.directory)
         firsts = [s.first_offset for s in segments]
         index = max(bisect.bisect_right(firsts, start_offset) - 1, 0)
+        if not lost.ranges:
+            taken_over = yield from _read_regular(segments, index, start_offset, end_offset, kind)
+            if taken_over is None:
+                return
+            index = taken_over
+        walk = Walk(self.directory, segments, lost, committed, end_offset)
         for event in walk.events(first_segment=index):
             if isinstance(event, Damage):
                 if event.offsets.stop <= start_offset:
