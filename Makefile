@@ -68,6 +68,7 @@ avr:
 bench: $(BIN)/mote
 	$(BIN)/python bench/emulator.py
 	$(BIN)/python bench/gateway_decode.py
+	$(BIN)/python bench/spark_ingest.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-tox .tox build *.egg-info
