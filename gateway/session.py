@@ -52,13 +52,13 @@ from motebase.gateway.protocol import (
     build_query_message,
     build_status,
     build_tos_packet,
-    decode_packet,
     parse_query_message,
 )
 from motebase.gateway.protocol.command import check_command
 from motebase.gateway.protocol.motebase import add_trailer, parse_status_extension
 from motebase.gateway.protocol.result import time_sync_ms
 from motebase.gateway.protocol.tos import TOS_HEADER_LEN
+from motebase.gateway.protocol.tuple_lane import ResultDecoder
 from motebase.gateway.transport.base import LinkStats
 
 log = logging.getLogger(__name__)
@@ -265,6 +265,7 @@ class QuerySession:
         self._clock = clock
         self._parts: dict[int, list[bytes]] = {}  # of running queries, for resending
         self._schemas: dict[int, ResultSchema] = {}
+        self._decoder = ResultDecoder(self._schemas)
         self._reported_qids: set[int] | None = None
         self._heard_qids: set[int] | None = None
         #: The root's motebase announcement from the last status reply; None for an
@@ -485,7 +486,7 @@ class QuerySession:
 
     def _dispatch(self, packet: bytes) -> list[Row]:
         try:
-            decoded = decode_packet(packet, schemas=self._schemas)
+            decoded = self._decoder.decode(packet)
         except DecodeError:
             self.counters.undecodable += 1
             return []

@@ -1,5 +1,6 @@
-"""The tuple lane of `mote decode` prints exactly what the full decoder prints, or leaves
-the packet to it: checked over random headers, masks, field types and values."""
+"""The tuple lane gives exactly what the full decoder gives -- `mote decode`'s JSON line
+and the session's DecodedPacket -- or leaves the packet to it: checked over random
+headers, masks, field types and values."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from motebase.gateway.protocol.errors import DecodeError
 from motebase.gateway.protocol.framing import frame_packet
-from motebase.gateway.protocol.packet import decode_packet
+from motebase.gateway.protocol.packet import ResultSchema, decode_packet
 from motebase.gateway.protocol.result import (
     TUPLE_DATA_LEN,
     QrType,
@@ -28,8 +31,9 @@ from motebase.gateway.protocol.tos import (
     build_mhop,
     build_tos_packet,
 )
-from motebase.gateway.protocol.tuple_lane import TupleLane
+from motebase.gateway.protocol.tuple_lane import ResultDecoder, TupleLane
 
+_QID_AT = 5 + 7  # the QueryResult's qid: after the TOS and multihop headers
 _u8, _u16, _i16 = st.integers(0, 255), st.integers(0, 0xFFFF), st.integers(-0x8000, 0x7FFF)
 
 
@@ -86,7 +90,7 @@ _field_types = st.lists(st.sampled_from([*WireType, 0, 10]), min_size=1, max_siz
     types=_field_types,
     edits=st.lists(st.tuples(st.integers(0, 40), _u8), max_size=4),
 )
-def test_lane_prints_what_the_full_decoder_prints(
+def test_lane_gives_what_the_full_decoder_gives(
     packets: list[bytes], types: list[int], edits: list[tuple[int, int]]
 ) -> None:
     # Each packet again with one byte changed, after its shape is known: a change to
@@ -98,11 +102,13 @@ def test_lane_prints_what_the_full_decoder_prints(
                 variants.append(packet[:at] + bytes((byte,)) + packet[at + 1 :])
     lane = TupleLane(types, TINYDB_PAYLOAD_LEN)
     for packet in packets + variants + packets:
-        line = lane.line(packet)
+        line, decoded = lane.line(packet), lane.decoded(packet)
+        assert (line is None) == (decoded is None)
         if line is None:
             continue
         full = decode_packet(packet, field_types=types, max_payload=TINYDB_PAYLOAD_LEN)
         assert line == json.dumps(full.to_json_dict())
+        assert decoded == full
 
 
 _NUMERIC = [t for t in WireType if t not in (WireType.STRING,)]
@@ -126,8 +132,10 @@ def test_lane_takes_every_well_formed_tuple(types: list[int], data: st.DataObjec
         for t in types
     ]
     packet = _to_uart(2, {"qrType": QrType.NOT_AGG, "d": {"values": values}}, types)
-    line = TupleLane(types, TINYDB_PAYLOAD_LEN).line(packet)
-    assert line is not None
+    lane = TupleLane(types, TINYDB_PAYLOAD_LEN)
+    line, decoded = lane.line(packet), lane.decoded(packet)
+    assert line is not None and decoded is not None
+    assert decoded.body["d"]["values"] == values
     assert json.loads(line)["body"]["d"]["values"] == [
         v.hex() if isinstance(v, bytes) else v for v in values
     ]
@@ -157,3 +165,28 @@ def test_decode_cli_mixes_both_ways_in_order(tmp_path) -> None:
     assert out.stdout.splitlines() == expected
     (error,) = [json.loads(line) for line in out.stderr.splitlines()]
     assert error["kind"].startswith("AM 240") or error["field"] is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    packets=st.lists(_result_packets(), min_size=1, max_size=4),
+    schemas=st.dictionaries(st.integers(0, 255), _field_types | st.just([]), max_size=3).map(
+        lambda d: {qid: ResultSchema(field_types=tuple(t)) for qid, t in d.items()}
+    ),
+)
+def test_the_sessions_decoder_gives_what_decode_packet_gives(
+    packets: list[bytes], schemas: dict[int, ResultSchema]
+) -> None:
+    # Per query schemas, as a session keeps them; each packet as a result of every known
+    # query, and of whatever unknown one it came with.
+    retagged = [p[:_QID_AT] + bytes((q,)) + p[_QID_AT + 1 :] for p in packets for q in schemas]
+    decoder = ResultDecoder(schemas)
+    for packet in (packets + retagged) * 2:
+        try:
+            expected = decode_packet(packet, schemas=schemas)
+        except DecodeError as exc:
+            with pytest.raises(DecodeError) as caught:
+                decoder.decode(packet)
+            assert str(caught.value) == str(exc)
+            continue
+        assert decoder.decode(packet) == expected

@@ -1,4 +1,5 @@
-"""Tuple results to JSON lines at the speed of ``struct``: the fast lane of ``mote decode``.
+"""Tuple results at the speed of ``struct``: the fast lane of ``mote decode`` and of the
+session.
 
 Nearly every packet a basestation hears is a QueryResult tuple of one query, and all of
 them have one of a few shapes: the same AM type, length, ``qrType``, ``numFields`` and
@@ -18,17 +19,23 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import construct as cs
 
 from motebase.gateway.protocol.codec import field_offset
 from motebase.gateway.protocol.errors import DecodeError
-from motebase.gateway.protocol.packet import DEFAULT_FIELD_TYPES, decode_packet
+from motebase.gateway.protocol.packet import (
+    DEFAULT_FIELD_TYPES,
+    DecodedPacket,
+    ResultSchema,
+    decode_packet,
+)
 from motebase.gateway.protocol.result import FIELD_VALUE, QrType, QueryResult, TupleData
 from motebase.gateway.protocol.tos import (
     MHOP_HEADER_LEN,
+    TINYDB_PAYLOAD_LEN,
     TOS_HEADER_LEN,
     AmType,
     MultihopHeader,
@@ -41,9 +48,8 @@ _TUPLE_AT = _RESULT_AT + (field_offset(QueryResult, ["d"]) or 0)
 _NOT_NULL_END = _TUPLE_AT + (field_offset(TupleData, ["fields"]) or 0)
 _RESULT_AMS = (AmType.QUERY_RESULT, AmType.DIRECTED_DATA)
 
-#: A leaf of the flattened layout: where it goes in the JSON (the path of names), and its
-#: length if it is bytes (unpacked a byte at a time and printed as hex, like the full
-#: decoder's ``jsonable``), else 0.
+#: A leaf of the flattened layout: where it goes (the path of names: ``header``, ``mhop``
+#: or ``body`` first, as in DecodedPacket), and its length if it is bytes, else 0.
 _Leaf = tuple[tuple[str, ...], int]
 
 
@@ -51,42 +57,89 @@ class _NotFlat(Exception):
     """A construct the lane does not flatten: the shape stays with the full decoder."""
 
 
-def _flatten(con: cs.Construct, path: tuple[str, ...], leaves: list[_Leaf]) -> str:
-    """The struct format of ``con`` (little-endian, no padding), its leaves appended."""
+class _Shape:
+    """One shape's structs, JSON template and dict layout, checked against the full
+    decoder."""
+
+    def __init__(self, packet: bytes, field_types: Sequence[int]) -> None:
+        self.am = packet[2]
+        leaves: list[_Leaf] = []
+        formats: list[str] = []
+        parts: list[tuple[cs.Construct, tuple[str, ...]]] = [
+            (TosHeader, ("header",)),
+            (MultihopHeader, ("mhop",)),
+            (cs.Struct(*QueryResult.subcons[:-1]), ("body",)),
+            (cs.Struct(*TupleData.subcons[:-1]), ("body", "d")),
+        ]
+        for con, prefix in parts:
+            _flatten_into(con, prefix, leaves, formats)
+        not_null = int.from_bytes(packet[_NOT_NULL_END - 4 : _NOT_NULL_END], "little")
+        self.num_fields = packet[_NOT_NULL_END - 5]
+        for i in range(self.num_fields):
+            if not (not_null >> i) & 1:
+                continue  # NULL: no bytes, None (null in the JSON)
+            if i >= len(field_types) or field_types[i] not in FIELD_VALUE:
+                raise _NotFlat(f"field {i}")
+            value = FIELD_VALUE[field_types[i]]
+            _flatten_into(value, ("body", "d", "values", str(i)), leaves, formats)
+        # Bytes a byte at a time for the JSON's %02x, whole for the dicts.
+        self.unpack_json = struct.Struct(
+            "<"
+            + "".join(
+                f"{size}B" if size else f for (_, size), f in zip(leaves, formats, strict=True)
+            )
+        ).unpack_from
+        self.unpack = struct.Struct(
+            "<"
+            + "".join(
+                f"{size}s" if size else f for (_, size), f in zip(leaves, formats, strict=True)
+            )
+        ).unpack_from
+        self.template = _template(self.am, leaves, self.num_fields)
+        self.layout = {
+            part: [(path[-1], i) for i, (path, _) in enumerate(leaves) if path[:-1] == (part,)]
+            for part in ("header", "mhop", "body")
+        }
+        self.d_layout = [
+            (path[-1], i) for i, (path, _) in enumerate(leaves) if path[:-1] == ("body", "d")
+        ]
+        slots = {
+            path[-1]: i for i, (path, _) in enumerate(leaves) if path[:3] == ("body", "d", "values")
+        }
+        self.values = [slots.get(str(i)) for i in range(self.num_fields)]
+
+    def line(self, packet: bytes) -> str:
+        return self.template % self.unpack_json(packet)
+
+    def decoded(self, packet: bytes) -> DecodedPacket:
+        v = self.unpack(packet)
+        d: dict[str, Any] = {name: v[i] for name, i in self.d_layout}
+        d["values"] = [None if i is None else v[i] for i in self.values]
+        body: dict[str, Any] = {name: v[i] for name, i in self.layout["body"]}
+        body["d"] = d
+        header = {name: v[i] for name, i in self.layout["header"]}
+        mhop = {name: v[i] for name, i in self.layout["mhop"]}
+        return DecodedPacket(self.am, header, body, mhop)
+
+
+def _flatten_into(
+    con: cs.Construct, path: tuple[str, ...], leaves: list[_Leaf], formats: list[str]
+) -> None:
+    """The leaves of ``con`` in wire order (little-endian, no padding) and each one's
+    struct format (the length for bytes), appended."""
     while isinstance(con, cs.Renamed):
         con = con.subcon
     if isinstance(con, cs.Struct):
-        return "".join(_flatten(sub, (*path, sub.name), leaves) for sub in con.subcons)
-    if isinstance(con, cs.FormatField):
+        for sub in con.subcons:
+            _flatten_into(sub, (*path, sub.name), leaves, formats)
+    elif isinstance(con, cs.FormatField):
         leaves.append((path, 0))
-        return con.fmtstr.lstrip("<>=!")
-    if isinstance(con, cs.Bytes) and isinstance(con.length, int) and con.length > 0:
+        formats.append(con.fmtstr.lstrip("<>=!"))
+    elif isinstance(con, cs.Bytes) and isinstance(con.length, int) and con.length > 0:
         leaves.append((path, con.length))
-        return f"{con.length}B"
-    raise _NotFlat(type(con).__name__)
-
-
-class _Shape:
-    """One shape's struct and JSON template, checked against the full decoder."""
-
-    def __init__(self, packet: bytes, field_types: Sequence[int]) -> None:
-        leaves: list[_Leaf] = []
-        fmt = _flatten(TosHeader, (), leaves) + _flatten(MultihopHeader, (), leaves)
-        fmt += _flatten(cs.Struct(*QueryResult.subcons[:-1]), ("body",), leaves)
-        fmt += _flatten(cs.Struct(*TupleData.subcons[:-1]), ("body", "d"), leaves)
-        not_null = int.from_bytes(packet[_NOT_NULL_END - 4 : _NOT_NULL_END], "little")
-        num_fields = packet[_NOT_NULL_END - 5]
-        for i in range(num_fields):
-            if not (not_null >> i) & 1:
-                continue  # NULL: no bytes, null in the JSON
-            if i >= len(field_types) or field_types[i] not in FIELD_VALUE:
-                raise _NotFlat(f"field {i}")
-            fmt += _flatten(FIELD_VALUE[field_types[i]], ("body", "d", "values", str(i)), leaves)
-        self.unpack = struct.Struct("<" + fmt).unpack_from
-        self.template = _template(packet[2], leaves, num_fields)
-
-    def line(self, packet: bytes) -> str:
-        return self.template % self.unpack(packet)
+        formats.append("")
+    else:
+        raise _NotFlat(type(con).__name__)
 
 
 def _template(am: int, leaves: list[_Leaf], fields: int) -> str:
@@ -97,7 +150,7 @@ def _template(am: int, leaves: list[_Leaf], fields: int) -> str:
     out: dict[str, Any] = {"am": am, "am_name": AmType(am).name}
     for (path, _), mark in zip(leaves, marks, strict=True):
         node = out
-        for name in path[:-1]:
+        for name in path[1:-1] if path[0] in ("header", "mhop") else path[:-1]:
             node = node.setdefault(name, {})
         node[path[-1]] = mark
     d = out["body"]["d"]
@@ -111,23 +164,31 @@ def _template(am: int, leaves: list[_Leaf], fields: int) -> str:
 
 
 class TupleLane:
-    """JSON lines of tuple results by shape, as ``mote decode`` prints them (see the
-    module docstring). :meth:`line` returns None for a packet it leaves to the full
-    decoder."""
+    """Tuple results by shape (see the module docstring): as ``mote decode`` prints them
+    (:meth:`line`) or as :func:`decode_packet` returns them (:meth:`decoded`). Both
+    return None for a packet they leave to the full decoder."""
 
     def __init__(self, field_types: Sequence[int] | None, max_payload: int) -> None:
         self.field_types = tuple(field_types) if field_types else DEFAULT_FIELD_TYPES
         self.max_payload = max_payload
         self._shapes: dict[bytes, _Shape | None] = {}
 
-    def line(self, packet: bytes) -> str | None:
+    def _shape(self, packet: bytes) -> _Shape | None:
         key = packet[2:5] + packet[_QR_TYPE_AT : _QR_TYPE_AT + 1]
         key += packet[_NOT_NULL_END - 5 : _NOT_NULL_END] + len(packet).to_bytes(2, "little")
         try:
-            shape = self._shapes[key]
+            return self._shapes[key]
         except KeyError:
             shape = self._shapes[key] = self._learn(packet)
+            return shape
+
+    def line(self, packet: bytes) -> str | None:
+        shape = self._shape(packet)
         return None if shape is None else shape.line(packet)
+
+    def decoded(self, packet: bytes) -> DecodedPacket | None:
+        shape = self._shape(packet)
+        return None if shape is None else shape.decoded(packet)
 
     def _learn(self, packet: bytes) -> _Shape | None:
         if (
@@ -139,7 +200,31 @@ class TupleLane:
         try:
             shape = _Shape(packet, self.field_types)
             full = decode_packet(packet, field_types=self.field_types, max_payload=self.max_payload)
-            same = json.dumps(full.to_json_dict()) == shape.line(packet)
+            same = shape.decoded(packet) == full
+            same = same and json.dumps(full.to_json_dict()) == shape.line(packet)
         except (_NotFlat, DecodeError, struct.error):
             return None
         return shape if same else None
+
+
+class ResultDecoder:
+    """:func:`decode_packet` with ``schemas`` (by qid, as a session keeps them), tuple
+    results through one lane per query's field types. The session's hot path: nearly
+    every packet it reads is a tuple result."""
+
+    def __init__(self, schemas: Mapping[int, ResultSchema]) -> None:
+        self.schemas = schemas
+        self._lanes: dict[tuple[int, ...], TupleLane] = {}
+
+    def decode(self, packet: bytes) -> DecodedPacket:
+        if len(packet) > _RESULT_AT and packet[2] in _RESULT_AMS:
+            schema = self.schemas.get(packet[_RESULT_AT])
+            types = DEFAULT_FIELD_TYPES if schema is None else schema.field_types
+            if types:
+                lane = self._lanes.get(types)
+                if lane is None:
+                    lane = self._lanes[types] = TupleLane(types, TINYDB_PAYLOAD_LEN)
+                decoded = lane.decoded(packet)
+                if decoded is not None:
+                    return decoded
+        return decode_packet(packet, schemas=self.schemas)
