@@ -27,10 +27,13 @@ node evaluating one epoch twice) are counted in :class:`Anomalies`.
 
 from __future__ import annotations
 
+import functools
+import struct
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import construct as cs
 import numpy as np
 
 from motebase.gateway.assembly import (
@@ -143,9 +146,21 @@ def wrap16(value: int) -> int:
 
 def wire_value(wire_type: int, value: int) -> int | bytes | str:
     """A sampled value as it reads back from a tuple field of ``wire_type``."""
+    return _wire_reader(wire_type)(value)
+
+
+@functools.cache
+def _wire_reader(wire_type: int) -> Callable[[int], int | bytes | str]:
+    """``wire_value`` for one type: a number type's value is its low bytes read back
+    with the construct field's own struct format (one call per value of the truth,
+    which holds one per reading); strings and bytes are parsed by the construct."""
     construct = FIELD_VALUE[wire_type]
     size = construct.sizeof()
-    return construct.parse((value & ((1 << (8 * size)) - 1)).to_bytes(size, "little"))
+    mask = (1 << (8 * size)) - 1
+    if isinstance(construct, cs.FormatField):
+        unpack = struct.Struct(construct.fmtstr).unpack
+        return lambda value: unpack((value & mask).to_bytes(size, "little"))[0]
+    return lambda value: construct.parse((value & mask).to_bytes(size, "little"))
 
 
 # --- samples --------------------------------------------------------------------------------
