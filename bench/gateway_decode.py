@@ -19,17 +19,15 @@ as a user's does.
 
 from __future__ import annotations
 
-import argparse
 import binascii
-import json
-import platform
-import statistics
 import struct
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from ratios import arguments, median_ratio, rates, write_report
 
 from motebase.gateway.protocol.framing import frame_packet
 from motebase.gateway.protocol.result import QrType, WireType, build_query_result
@@ -86,19 +84,8 @@ def run_mote(path: Path) -> float:
     return time.perf_counter() - start
 
 
-def _stats(frames: int, seconds: list[float]) -> dict[str, float]:
-    return {
-        "best_frames_per_s": round(frames / min(seconds)),
-        "median_frames_per_s": round(frames / statistics.median(seconds)),
-    }
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--frames", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
+    args = arguments(__doc__, "frames", 100_000, RESULTS)
     data = stream(args.frames)
     naive: list[float] = []
     mote: list[float] = []
@@ -114,16 +101,12 @@ def main() -> None:
     report = {
         "frames": args.frames,
         "repeat": args.repeat,
-        "mote_decode": _stats(args.frames, mote),
-        "naive": _stats(args.frames, naive),
+        "mote_decode": rates(args.frames, mote, "frames"),
+        "naive": rates(args.frames, naive, "frames"),
         "mote_over_naive_best": round(min(naive) / min(mote), 4),
-        "mote_over_naive_median": round(statistics.median(naive) / statistics.median(mote), 4),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
+        "mote_over_naive_median": median_ratio(mote, naive),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(report, indent=2))
+    write_report(args.out, report)
 
 
 if __name__ == "__main__":

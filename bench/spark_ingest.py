@@ -18,13 +18,12 @@ The Spark session starts once, before the first run; its start is not timed.
 
 from __future__ import annotations
 
-import argparse
 import json
-import platform
-import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from ratios import arguments, median_ratio, rates, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "spark_ingest.json"
@@ -117,20 +116,8 @@ def parquet_rows(spark, out: Path) -> int:
     return spark.read.parquet(str(out / "readings")).count()
 
 
-def _stats(rows: int, seconds: list[float]) -> dict[str, float]:
-    return {
-        "best_rows_per_s": round(rows / min(seconds)),
-        "median_rows_per_s": round(rows / statistics.median(seconds)),
-    }
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
-
+    args = arguments(__doc__, "rows", 1_000_000, RESULTS)
     from motebase.spark.session import build_session
 
     spark = build_session("local[2]", app_name="motebase-bench-ingest")
@@ -154,17 +141,11 @@ def main() -> None:
         "rows": args.rows,
         "repeat": args.repeat,
         "master": "local[2]",
-        "motebase": _stats(args.rows, times["motebase"]),
-        "plain_json": _stats(args.rows, times["plain"]),
-        "motebase_over_plain_median": round(
-            statistics.median(times["plain"]) / statistics.median(times["motebase"]), 4
-        ),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
+        "motebase": rates(args.rows, times["motebase"], "rows"),
+        "plain_json": rates(args.rows, times["plain"], "rows"),
+        "motebase_over_plain_median": median_ratio(times["motebase"], times["plain"]),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(report, indent=2))
+    write_report(args.out, report)
 
 
 if __name__ == "__main__":
