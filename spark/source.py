@@ -41,8 +41,18 @@ from pyspark.sql.datasource import (
     DataSourceStreamReader,
     InputPartition,
 )
-from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import BinaryType, StructType
+from pyspark.sql.types import (
+    BinaryType,
+    ByteType,
+    DataType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructType,
+    TimestampType,
+)
 
 from motebase.gateway.resultlog import LogCorruptError, ResultLog
 from motebase.spark.schemas import (
@@ -153,13 +163,35 @@ def _hex_to_bytes(value: str | None) -> bytes | None:
 #: Readings per Arrow batch a task hands to Spark.
 BATCH_ROWS = 8192
 
+#: The Arrow type of each Spark type a readings column can have (spark/schemas.py). Ours,
+#: not pyspark's converter: its signature and defaults change between 4.x releases.
+_ARROW_TYPES: dict[type[DataType], pa.DataType] = {
+    ByteType: pa.int8(),
+    ShortType: pa.int16(),
+    IntegerType: pa.int32(),
+    LongType: pa.int64(),
+    DoubleType: pa.float64(),
+    StringType: pa.string(),
+    BinaryType: pa.binary(),
+    TimestampType: pa.timestamp("us", tz="UTC"),
+}
+
+
+def _arrow_schema(schema: StructType) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field(field.name, _ARROW_TYPES[type(field.dataType)], nullable=field.nullable)
+            for field in schema.fields
+        ]
+    )
+
 
 def _reading_batches(
     schema: StructType, records: Iterator[tuple[int, dict[str, Any]]]
 ) -> Iterator[pa.RecordBatch]:
     """Readings as Arrow record batches of ``schema``, columns built by type: Spark takes
     a batch without converting Python objects row by row (issue 14)."""
-    arrow_schema = to_arrow_schema(schema)
+    arrow_schema = _arrow_schema(schema)
     attribute_fields = schema.fields[len(READING_COLUMNS.fields) :]
     names = [field.name for field in attribute_fields]
     binary = [isinstance(field.dataType, BinaryType) for field in attribute_fields]

@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 import spark_fixtures
 from damaged_log import flip_bit, line_start
@@ -31,8 +32,11 @@ from synthetic_log import (
 )
 
 from motebase.gateway.logrepair import repair_log
+from motebase.gateway.protocol.result import WireType
 from motebase.gateway.resultlog import ResultLog, segment_name
 from motebase.spark.pipeline import PipelineConfig, read_log, start_parquet_sink, with_date
+from motebase.spark.schemas import Attribute, readings_schema
+from motebase.spark.source import _arrow_schema
 
 pytestmark = pytest.mark.spark
 spark_session = spark_fixtures.spark_session  # the one SparkSession of the test session
@@ -440,3 +444,12 @@ def test_parquet_equals_the_log_after_the_gateway_was_killed_and_restarted(
     }
     expected = sorted(_reading_row(offset, record) for offset, record in readings.items())
     assert _parquet_rows(spark_session, out_dir / "readings") == expected
+
+
+def test_every_column_type_a_readings_schema_can_have_has_an_arrow_type() -> None:
+    # Readings go to Spark as Arrow batches (source.py): a wire type without an Arrow type
+    # would fail every read of a log that selects it.
+    schema = readings_schema([Attribute(f"a{code}", code) for code in WireType])
+    arrow = _arrow_schema(schema)
+    assert arrow.names == schema.names
+    assert arrow.field("epoch_time").type == pa.timestamp("us", tz="UTC")
