@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql.types import (
     BinaryType,
     ByteType,
@@ -123,3 +124,28 @@ def readings_schema(attributes: Iterable[Attribute]) -> StructType:
             raise SchemaError(f"attribute {attribute.name!r} collides with a readings column")
         fields.append(StructField(attribute.name, attribute.spark_type, True))
     return StructType(fields)
+
+
+#: The Arrow type of each Spark type a table's column can have: readers hand Spark Arrow
+#: batches of these (spark/source.py). Kept here, beside the Spark types, rather than
+#: taken from pyspark's converter, whose signature changes between 4.x releases.
+ARROW_TYPE_OF_SPARK_TYPE: Mapping[type[DataType], pa.DataType] = {
+    ByteType: pa.int8(),
+    ShortType: pa.int16(),
+    IntegerType: pa.int32(),
+    LongType: pa.int64(),
+    DoubleType: pa.float64(),
+    StringType: pa.string(),
+    BinaryType: pa.binary(),
+    TimestampType: pa.timestamp("us", tz="UTC"),
+}
+
+
+def arrow_schema(schema: StructType) -> pa.Schema:
+    """``schema`` as Arrow: same names, order and nullability."""
+    return pa.schema(
+        [
+            pa.field(f.name, ARROW_TYPE_OF_SPARK_TYPE[type(f.dataType)], nullable=f.nullable)
+            for f in schema.fields
+        ]
+    )

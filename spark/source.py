@@ -41,24 +41,14 @@ from pyspark.sql.datasource import (
     DataSourceStreamReader,
     InputPartition,
 )
-from pyspark.sql.types import (
-    BinaryType,
-    ByteType,
-    DataType,
-    DoubleType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.types import BinaryType, StructType
 
 from motebase.gateway.resultlog import LogCorruptError, ResultLog
 from motebase.spark.schemas import (
     AGGREGATES_SCHEMA,
     READING_COLUMNS,
     TABLES,
+    arrow_schema,
     readings_schema,
     selected_attributes,
 )
@@ -163,35 +153,13 @@ def _hex_to_bytes(value: str | None) -> bytes | None:
 #: Readings per Arrow batch a task hands to Spark.
 BATCH_ROWS = 8192
 
-#: The Arrow type of each Spark type a readings column can have (spark/schemas.py). Ours,
-#: not pyspark's converter: its signature and defaults change between 4.x releases.
-_ARROW_TYPES: dict[type[DataType], pa.DataType] = {
-    ByteType: pa.int8(),
-    ShortType: pa.int16(),
-    IntegerType: pa.int32(),
-    LongType: pa.int64(),
-    DoubleType: pa.float64(),
-    StringType: pa.string(),
-    BinaryType: pa.binary(),
-    TimestampType: pa.timestamp("us", tz="UTC"),
-}
-
-
-def _arrow_schema(schema: StructType) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field(field.name, _ARROW_TYPES[type(field.dataType)], nullable=field.nullable)
-            for field in schema.fields
-        ]
-    )
-
 
 def _reading_batches(
     schema: StructType, records: Iterator[tuple[int, dict[str, Any]]]
 ) -> Iterator[pa.RecordBatch]:
     """Readings as Arrow record batches of ``schema``, columns built by type: Spark takes
     a batch without converting Python objects row by row (issue 14)."""
-    arrow_schema = _arrow_schema(schema)
+    arrow = arrow_schema(schema)
     attribute_fields = schema.fields[len(READING_COLUMNS.fields) :]
     names = [field.name for field in attribute_fields]
     binary = [isinstance(field.dataType, BinaryType) for field in attribute_fields]
@@ -209,10 +177,9 @@ def _reading_batches(
             column = [v.get(name) for v in values]
             columns.append([_hex_to_bytes(v) for v in column] if is_binary else column)
         arrays = [
-            pa.array(column, type=field.type)
-            for column, field in zip(columns, arrow_schema, strict=True)
+            pa.array(column, type=field.type) for column, field in zip(columns, arrow, strict=True)
         ]
-        yield pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+        yield pa.RecordBatch.from_arrays(arrays, schema=arrow)
 
 
 def _aggregate_row(offset: int, record: dict[str, Any]) -> Row:

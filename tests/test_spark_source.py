@@ -35,8 +35,7 @@ from motebase.gateway.logrepair import repair_log
 from motebase.gateway.protocol.result import WireType
 from motebase.gateway.resultlog import ResultLog, segment_name
 from motebase.spark.pipeline import PipelineConfig, read_log, start_parquet_sink, with_date
-from motebase.spark.schemas import Attribute, readings_schema
-from motebase.spark.source import _arrow_schema
+from motebase.spark.schemas import Attribute, arrow_schema, readings_schema
 
 pytestmark = pytest.mark.spark
 spark_session = spark_fixtures.spark_session  # the one SparkSession of the test session
@@ -450,6 +449,6 @@ def test_every_column_type_a_readings_schema_can_have_has_an_arrow_type() -> Non
     # Readings go to Spark as Arrow batches (source.py): a wire type without an Arrow type
     # would fail every read of a log that selects it.
     schema = readings_schema([Attribute(f"a{code}", code) for code in WireType])
-    arrow = _arrow_schema(schema)
+    arrow = arrow_schema(schema)
     assert arrow.names == schema.names
     assert arrow.field("epoch_time").type == pa.timestamp("us", tz="UTC")
