@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import construct as cs
@@ -83,18 +83,8 @@ class _Shape:
             value = FIELD_VALUE[field_types[i]]
             _flatten_into(value, ("body", "d", "values", str(i)), leaves, formats)
         # Bytes a byte at a time for the JSON's %02x, whole for the dicts.
-        self.unpack_json = struct.Struct(
-            "<"
-            + "".join(
-                f"{size}B" if size else f for (_, size), f in zip(leaves, formats, strict=True)
-            )
-        ).unpack_from
-        self.unpack = struct.Struct(
-            "<"
-            + "".join(
-                f"{size}s" if size else f for (_, size), f in zip(leaves, formats, strict=True)
-            )
-        ).unpack_from
+        self.unpack_json = _unpacker(leaves, formats, "B")
+        self.unpack = _unpacker(leaves, formats, "s")
         self.template = _template(self.am, leaves, self.num_fields)
         self.layout = {
             part: [(path[-1], i) for i, (path, _) in enumerate(leaves) if path[:-1] == (part,)]
@@ -120,6 +110,16 @@ class _Shape:
         header = {name: v[i] for name, i in self.layout["header"]}
         mhop = {name: v[i] for name, i in self.layout["mhop"]}
         return DecodedPacket(self.am, header, body, mhop)
+
+
+def _unpacker(
+    leaves: list[_Leaf], formats: list[str], bytes_code: str
+) -> Callable[[bytes], tuple[Any, ...]]:
+    """``unpack_from`` of the leaves' struct, bytes leaves as ``{length}{bytes_code}``."""
+    codes = (
+        f"{size}{bytes_code}" if size else f for (_, size), f in zip(leaves, formats, strict=True)
+    )
+    return struct.Struct("<" + "".join(codes)).unpack_from
 
 
 def _flatten_into(
