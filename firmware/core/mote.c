@@ -288,6 +288,7 @@ static uint8_t dispatch(mote_state *st, const uint8_t *pkt, uint16_t len, uint8_
             share_on_request(st, data, tos.length);
         break;
     case AM_DATA:
+    case AM_BUNDLE:
     case AM_DUMMY_RESULT:
     case AM_ROUTE_BEACON:
         if (!from_uart)

@@ -23,7 +23,7 @@
 #ifdef MOTE_PROFILE_AVR
 #define MOTE_STATE_MAX 2048u
 #else
-#define MOTE_STATE_MAX 3072u
+#define MOTE_STATE_MAX 3104u /* 3072 + 32 for the bundled tuples of result/bundle.h */
 #endif
 #endif
 #define MOTE_ROOT_ID 0u

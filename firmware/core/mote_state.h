@@ -27,6 +27,7 @@
 #include "../net/serial.h"
 #include "../ops/groups.h"
 #include "../query/assembly.h"
+#include "../result/bundle.h"
 #include "../result/result.h"
 #include "mote.h"
 #include "mote_stats.h"
@@ -135,6 +136,9 @@ typedef struct ctl_packet {
  * acknowledges it. The QueryResult bytes carry qid and epoch; the multihop
  * seqno of the first send is reused so the parent can drop a duplicate.
  */
+/* Room for the tuples bundled after the first: the frame's payload less the smallest first item. */
+#define BUNDLE_MORE_MAX (MHOP_PAYLOAD_MAX - BUNDLE_ITEM_MIN)
+
 typedef struct held_result {
     uint16_t origin;
     uint16_t seqno;
@@ -144,6 +148,10 @@ typedef struct held_result {
     uint8_t prompted;     /* this send followed the parent's own: it is alive, only busy */
     uint16_t to;          /* the parent it was last sent to */
     uint8_t payload[QR_LEN];
+    /* Tuples bundled with it (result/bundle.h), as items: they share its sends. */
+    uint8_t more_count;
+    uint8_t more_len;
+    uint8_t more[BUNDLE_MORE_MAX];
 } held_result;
 
 /*

@@ -1,6 +1,7 @@
 #include "results.h"
 
 #include "../net/le16.h"
+#include "../result/bundle.h"
 #include "../result/result.h"
 #include "processing.h"
 #include "runs.h"
@@ -78,30 +79,76 @@ static uint8_t room_for(mote_state *st, uint8_t slot, const qr_view *v)
     return merges || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
 }
 
+/*
+ * Whether a child's frame, with room already found for it, is taken: 1 to take it,
+ * 0 to refuse it unacknowledged, and *ack set to what the sender is told. A
+ * duplicate is acknowledged and not taken again. A child still routing through us,
+ * awake right after its send, gets our beacon, which tells it to look elsewhere --
+ * depth 0xFF before a stale depth of its subtree lures us in; our depth when it is
+ * no deeper than we are, which it missed as we moved (or a loop closed through it).
+ * What it sent is refused, not taken and lost: it keeps it for its next parent.
+ */
+static uint8_t admit_from_child(mote_state *st, const mhop_header *mh, uint8_t *ack)
+{
+    routing_verdict verdict = routing_should_forward(&st->rt, mh);
+    *ack = verdict == ROUTING_DROP_DUP;
+    if (verdict == ROUTING_DROP_NO_ROUTE || verdict == ROUTING_DROP_CYCLE) {
+        if (verdict == ROUTING_DROP_CYCLE || routing_searching(&st->rt))
+            st->beacon_due = BEACON_NOW;
+        return 0;
+    }
+    if (verdict == ROUTING_DROP_DUP)
+        return 0;
+    *ack = 1;
+    return 1;
+}
+
+static void take_result(mote_state *st, const mhop_header *mh, const qr_view *v,
+                        const uint8_t *qr, uint8_t slot);
+
 static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_view *v,
                                 const uint8_t *qr)
 {
-    routing_verdict verdict;
-    uint8_t slot = run_slot_of(st, v->qid);
+    uint8_t slot = run_slot_of(st, v->qid), ack;
     st->child_epochs = CHILD_MEMORY_EPOCHS;
     /* No room to pass it on: refused unacknowledged, the sender keeps it and sends it
      * again when it hears us make room; taking it now would also mark that resend a
      * duplicate. */
     if (!room_for(st, slot, v))
         return 0;
-    verdict = routing_should_forward(&st->rt, mh);
-    if (verdict == ROUTING_DROP_DUP)
-        return 1;
-    /* A child still routes through us, awake right after its send: our beacon tells it
-     * to look elsewhere -- depth 0xFF before a stale depth of its subtree lures us in;
-     * our depth when it is no deeper than we are, which it missed as we moved (or
-     * a loop closed through it). What it sent is refused, not taken and lost: it keeps
-     * it for its next parent. */
-    if (verdict == ROUTING_DROP_NO_ROUTE || verdict == ROUTING_DROP_CYCLE) {
-        if (verdict == ROUTING_DROP_CYCLE || routing_searching(&st->rt))
-            st->beacon_due = BEACON_NOW;
+    if (admit_from_child(st, mh, &ack))
+        take_result(st, mh, v, qr, slot);
+    return ack;
+}
+
+/* A bundle of tuples (result/bundle.h): room for all, or none is taken. */
+static uint8_t on_bundle_for_me(mote_state *st, const mhop_header *mh, const uint8_t *body,
+                                uint8_t len)
+{
+    uint8_t count = bundle_count(body, len), used, ack, qr[QR_LEN];
+    mhop_header item = *mh;
+    qr_view v;
+    st->child_epochs = CHILD_MEMORY_EPOCHS;
+    if (count == 0)
+        return 1; /* malformed: nothing to resend */
+    if (st->id != MOTE_ROOT_ID && st->hal->selective_acks && !tx_room_for(st, count))
         return 0;
+    if (!admit_from_child(st, mh, &ack))
+        return ack;
+    while (len && (used = bundle_get(body, len, qr, &item.originaddr)) != 0) {
+        qr_decode(&v, qr, QR_LEN);
+        take_result(st, &item, &v, qr, run_slot_of(st, v.qid));
+        body += used;
+        len = (uint8_t)(len - used);
     }
+    return 1;
+}
+
+/* A result admitted from a child: merged into our own, forwarded, or dropped. */
+
+static void take_result(mote_state *st, const mhop_header *mh, const qr_view *v,
+                        const uint8_t *qr, uint8_t slot)
+{
     if (v->type == QR_TUPLE) /* more may follow: the activity tail */
         st->hold_until = mote_now(st) + ACTIVITY_HOLD_MS;
     if (slot == QUERY_SLOTS) {
@@ -110,22 +157,21 @@ static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_
          * root is what the queries that run need. Taken (acked): the sender is told
          * to stop, not to resend. */
         if (stops_has(st, v->qid))
-            return 1;
+            return;
     }
     if (record_of_ours(st, slot, v)) {
         if (!record_is_late(st, slot, v) || run_begin_early(st, slot, v->epoch)) {
             /* TAG: folded into our own record, not forwarded -- unless its group has
              * no slot here, when it goes on as it is (core/processing.h) */
             if (proc_merge(st, slot, v))
-                return 1;
+                return;
         } else if (!late_record_passes(st, slot, v)) {
             st->stats.records_late++;
-            return 1;
+            return;
         }
     }
-    if (verdict == ROUTING_ACCEPT && tx_result(st, qr, mh->originaddr, forward_key(st, v, qr)))
+    if (tx_result(st, qr, mh->originaddr, forward_key(st, v, qr)))
         st->stats.results_forwarded++;
-    return 1;
 }
 
 static void on_result_overheard(mote_state *st, const tos_header *tos, const mhop_header *mh,
@@ -143,6 +189,17 @@ static void on_result_overheard(mote_state *st, const tos_header *tos, const mho
     if (slot < QUERY_SLOTS && parent != ROUTING_PARENT_NONE && tos->addr == parent &&
         mh->sourceaddr != st->id)
         proc_snoop(st, slot, v);
+}
+
+/* A bundle for another node: it carries tuples only, nothing to snoop or sync on,
+ * but its query may be one this node lacks. */
+static void bundle_overheard(mote_state *st, const mhop_header *mh, const uint8_t *body,
+                             uint8_t len)
+{
+    uint8_t qr[QR_LEN];
+    uint16_t origin;
+    if (bundle_get(body, len, qr, &origin) && run_slot_of(st, qr[QR_OFF_QID]) == QUERY_SLOTS)
+        heard_unknown_result(st, qr[QR_OFF_QID], mh->sourceaddr);
 }
 
 /*
@@ -169,7 +226,7 @@ uint8_t results_receive(mote_state *st, const tos_header *tos, const uint8_t *da
     mhop_header mh;
     qr_view v;
     const uint8_t *body = data + MHOP_HEADER_LEN;
-    uint8_t body_len, depth, deepest;
+    uint8_t body_len, depth, deepest, for_me;
     if (tos->length < MHOP_HEADER_LEN)
         return 1;
     body_len = (uint8_t)(tos->length - MHOP_HEADER_LEN);
@@ -186,11 +243,19 @@ uint8_t results_receive(mote_state *st, const tos_header *tos, const uint8_t *da
         tx_parent_heard(st);
         run_parent_heard(st);
     }
-    if (tos->type != AM_DATA || !qr_decode(&v, body, body_len))
+    if (!am_is_result(tos->type))
         return 1;
-    if (tos->addr == st->id ||
-        (st->id == MOTE_ROOT_ID && tos->addr == TOS_BCAST_ADDR &&
-         mh.hopcount == MHOP_HOPCOUNT_INVALID))
+    for_me = tos->addr == st->id || (st->id == MOTE_ROOT_ID && tos->addr == TOS_BCAST_ADDR &&
+                                     mh.hopcount == MHOP_HOPCOUNT_INVALID);
+    if (tos->type == AM_BUNDLE) {
+        if (for_me)
+            return on_bundle_for_me(st, &mh, body, body_len);
+        bundle_overheard(st, &mh, body, body_len);
+        return 1;
+    }
+    if (!qr_decode(&v, body, body_len))
+        return 1;
+    if (for_me)
         return on_result_for_me(st, &mh, &v, body);
     on_result_overheard(st, tos, &mh, &v);
     return 1;

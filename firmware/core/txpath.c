@@ -3,6 +3,7 @@
 #include "../net/le16.h"
 #include "../net/serial.h"
 #include "../query/assembly.h"
+#include "../result/bundle.h"
 #include "../result/result.h"
 #include "runs.h"
 #include "schedule.h"
@@ -111,6 +112,21 @@ static uint8_t build_result_packet(mote_state *st, uint8_t *pkt, const uint8_t *
     return (uint8_t)(TOS_HEADER_LEN + MHOP_HEADER_LEN + len);
 }
 
+/* The held tuple and those bundled with it, as one AM_BUNDLE frame (result/bundle.h). */
+static uint8_t build_bundle_packet(mote_state *st, uint8_t *pkt)
+{
+    mhop_header mh;
+    uint16_t dest = routing_fill_header(&st->rt, &mh, st->held.origin);
+    uint8_t *body = pkt + TOS_HEADER_LEN + MHOP_HEADER_LEN;
+    uint8_t n = bundle_put(body, MHOP_PAYLOAD_MAX, st->held.payload, st->held.origin), i;
+    for (i = 0; i < st->held.more_len; i++)
+        body[n + i] = st->held.more[i];
+    n = (uint8_t)(n + st->held.more_len);
+    pack_tos(st, pkt, dest, AM_BUNDLE, (uint8_t)(MHOP_HEADER_LEN + n));
+    mhop_header_pack(&mh, pkt + TOS_HEADER_LEN);
+    return (uint8_t)(TOS_HEADER_LEN + MHOP_HEADER_LEN + n);
+}
+
 static void make_entry(radioq_entry *e, const uint8_t *qr, uint16_t origin, int16_t value)
 {
     uint8_t i;
@@ -132,17 +148,38 @@ static void make_entry(radioq_entry *e, const uint8_t *qr, uint16_t origin, int1
  * back to the queue so the record goes first. It keeps no seqno there: if the
  * parent did take an earlier send, the resend is a duplicate the gateway drops.
  */
-static void record_first(mote_state *st)
+static uint8_t requeue(mote_state *st, const uint8_t *qr, uint16_t origin)
 {
     radioq_entry e;
-    uint8_t slot;
+    uint8_t slot = qtable_find(&st->queries, qr[QR_OFF_QID]);
+    make_entry(&e, qr, origin, slot < QUERY_SLOTS ? qr_tuple_key(qr, &st->queries.slot[slot]) : 0);
+    return radioq_push(&st->rq, &e);
+}
+
+/* The tuples bundled with the held one go back to the queue (the policy decides what
+ * a full one keeps): the held tuple is to go alone, or back too. */
+static void unbundle(mote_state *st)
+{
+    uint8_t qr[QR_LEN], at = 0, used;
+    uint16_t origin;
+    while (at < st->held.more_len) {
+        used = bundle_get(st->held.more + at, (uint8_t)(st->held.more_len - at), qr, &origin);
+        if (used == 0)
+            break;
+        requeue(st, qr, origin);
+        at = (uint8_t)(at + used);
+    }
+    st->held.more_len = 0;
+    st->held.more_count = 0;
+}
+
+static void record_first(mote_state *st)
+{
     if (!st->held.valid || st->radio_busy || st->held.payload[QR_OFF_TYPE] != QR_TUPLE ||
-        radioq_count(&st->rq) >= radioq_len(&st->rq))
+        radioq_count(&st->rq) + st->held.more_count >= radioq_len(&st->rq))
         return;
-    slot = qtable_find(&st->queries, st->held.payload[QR_OFF_QID]);
-    make_entry(&e, st->held.payload, st->held.origin,
-               slot < QUERY_SLOTS ? qr_tuple_key(st->held.payload, &st->queries.slot[slot]) : 0);
-    if (!radioq_push(&st->rq, &e))
+    unbundle(st);
+    if (!requeue(st, st->held.payload, st->held.origin))
         return;
     st->held.valid = 0;
     st->held.waits = 0;
@@ -250,6 +287,11 @@ uint8_t tx_results_may_go(const mote_state *st, uint32_t now)
 
 uint8_t tx_takes_forwards(const mote_state *st)
 {
+    return tx_room_for(st, 1);
+}
+
+uint8_t tx_room_for(const mote_state *st, uint8_t results)
+{
     uint8_t len = radioq_len(&st->rq), keep = 0, i;
     /* A place for each query's own result of the next epoch, tuple or record (at least
      * one). A query still being assembled may be one: its places are made while it is,
@@ -263,7 +305,7 @@ uint8_t tx_takes_forwards(const mote_state *st)
         keep = 1;
     if (keep >= len)
         keep = (uint8_t)(len - 1u);
-    return radioq_count(&st->rq) + keep < len;
+    return radioq_count(&st->rq) + keep + results <= len;
 }
 
 void tx_parent_heard(mote_state *st)
@@ -291,6 +333,30 @@ static uint8_t radio_send(mote_state *st, const uint8_t *pkt, uint8_t len)
     return 1;
 }
 
+/*
+ * Bundle the queued tuples that fit with the held one (result/bundle.h): one
+ * frame, one backoff, one ack for them all. Records go alone, first: they are
+ * urgent and a tuple behind one waits anyway.
+ */
+static void gather(mote_state *st)
+{
+    const radioq_entry *next;
+    radioq_entry e;
+    uint8_t first = bundle_item_size(st->held.payload), put;
+    if (first == 0 || st->id == MOTE_ROOT_ID || !routing_parent_bundles(&st->rt))
+        return;
+    while ((next = radioq_peek(&st->rq)) != 0 && !next->urgent && next->len == QR_LEN) {
+        uint8_t size = bundle_item_size(next->payload);
+        if (size == 0 || (unsigned)first + st->held.more_len + size > MHOP_PAYLOAD_MAX ||
+            (unsigned)st->held.more_len + size > BUNDLE_MORE_MAX)
+            return;
+        radioq_pop(&st->rq, &e);
+        put = bundle_put(st->held.more + st->held.more_len, size, e.payload, e.origin);
+        st->held.more_len = (uint8_t)(st->held.more_len + put);
+        st->held.more_count++;
+    }
+}
+
 /* Move the next queued result into `held`. */
 static uint8_t take_next(mote_state *st)
 {
@@ -305,6 +371,9 @@ static uint8_t take_next(mote_state *st)
     for (i = 0; i < QR_LEN; i++)
         st->held.payload[i] = e.payload[i];
     st->held.valid = 1;
+    st->held.more_len = 0;
+    st->held.more_count = 0;
+    gather(st);
     return 1;
 }
 
@@ -332,7 +401,11 @@ static void send_held(mote_state *st)
         if (!take_next(st))
             return;
     }
-    n = build_result_packet(st, pkt, st->held.payload, QR_LEN, st->held.origin);
+    /* A new parent that does not take bundles gets the tuples one by one. */
+    if (st->held.more_count && !routing_parent_bundles(&st->rt))
+        unbundle(st);
+    n = st->held.more_count ? build_bundle_packet(st, pkt)
+                            : build_result_packet(st, pkt, st->held.payload, QR_LEN, st->held.origin);
     mhop_header_unpack(&mh, pkt + TOS_HEADER_LEN);
     /* Tries count sends to the current parent: one the node just chose has refused
      * nothing yet (the last parent may have been busy, or gone). */
@@ -441,7 +514,7 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
     }
     if (st->held.tries >= (tuple ? TUPLE_MAX_TRIES : RESULT_MAX_TRIES)) {
         st->held.valid = 0;
-        st->stats.results_unacked++;
+        st->stats.results_unacked += 1u + st->held.more_count;
         routing_parent_took(&st->rt, 0);
         return;
     }

@@ -96,6 +96,8 @@ uint8_t tx_results_may_go(const mote_state *st, uint32_t now);
  * core/schedule.h).
  */
 uint8_t tx_takes_forwards(const mote_state *st);
+/* The same for `results` children's results at once (a bundle, result/bundle.h). */
+uint8_t tx_room_for(const mote_state *st, uint8_t results);
 
 /* The parent was heard: it listens for a while; a held result is resent at once. */
 void tx_parent_heard(mote_state *st);

@@ -34,12 +34,17 @@
 #define AM_STATUS 106u
 #define AM_DUMMY_RESULT 107u
 #define AM_DATA 240u
+/* motebase's own, radio only: tuples packed for one parent (result/bundle.h) */
+#define AM_BUNDLE 241u
 #define AM_ROUTE_BEACON 250u
 
 /* MintRoute multihop header. */
 #define MHOP_HEADER_LEN 7u
 #define MHOP_PAYLOAD_MAX (TOS_DATA_LENGTH - MHOP_HEADER_LEN) /* 42 = sizeof(QueryResult) */
 #define MHOP_HOPCOUNT_INVALID 0xFFu /* sender has no route (ROUTE_INVALID) */
+
+/* A result frame: one QueryResult (AM 240) or a bundle of tuples. */
+static inline uint8_t am_is_result(uint8_t type) { return type == AM_DATA || type == AM_BUNDLE; }
 
 typedef struct tos_header {
     uint16_t addr;  /* destination: node id, TOS_BCAST_ADDR or TOS_UART_ADDR */

@@ -459,14 +459,19 @@ static void reselect(routing *rt, uint8_t period_end)
     set_parent(rt, best);
 }
 
-/* A child's beacon: the deepest depth below it, from motebase's trailer. */
-static void heard_deepest(routing *rt, const uint8_t *body, uint8_t body_len)
+/* motebase's beacon trailer ('m' 'b' deepest) after the entries, NULL if none. */
+static const uint8_t *beacon_trailer(const uint8_t *body, uint8_t body_len)
 {
     uint16_t at = (uint16_t)(ROUTING_BEACON_FIXED + body[4] * ROUTING_BEACON_ENTRY);
-    uint8_t deepest;
     if (at + ROUTING_BEACON_TRAILER > body_len || body[at] != 'm' || body[at + 1u] != 'b')
-        return;
-    deepest = body[at + 2u];
+        return 0;
+    return body + at;
+}
+
+/* A child's beacon: the deepest depth below it, from motebase's trailer. */
+static void heard_deepest(routing *rt, const uint8_t *trailer)
+{
+    uint8_t deepest = trailer[2];
     if (deepest != ROUTING_DEPTH_NONE && deepest > rt->deepest)
         rt->deepest = deepest;
 }
@@ -503,7 +508,7 @@ void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh
             return;
         }
         rt->nb[slot].last_seqno = (uint8_t)mh->seqno;
-    } else if (tos->type == AM_DATA || tos->type == AM_ROUTE_BEACON) {
+    } else if (am_is_result(tos->type) || tos->type == AM_ROUTE_BEACON) {
         estimate_link(&rt->nb[slot], (uint16_t)mh->seqno);
     }
     n = &rt->nb[slot];
@@ -513,11 +518,14 @@ void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh
     }
     n->depth = mh->hopcount;
     if (tos->type == AM_ROUTE_BEACON && body_len >= ROUTING_BEACON_FIXED) {
+        const uint8_t *trailer = beacon_trailer(body, body_len);
         set_child(n, le16_get(&body[0]) == rt->self);
         n->cost = le16_get(&body[2]);
-        if (n->flags & ROUTING_NB_CHILD)
-            heard_deepest(rt, body, body_len);
-    } else if (tos->type == AM_DATA && tos->addr != TOS_BCAST_ADDR) {
+        n->flags = (uint8_t)(trailer ? n->flags | ROUTING_NB_MOTEBASE
+                                     : n->flags & ~ROUTING_NB_MOTEBASE);
+        if (trailer && (n->flags & ROUTING_NB_CHILD))
+            heard_deepest(rt, trailer);
+    } else if (am_is_result(tos->type) && tos->addr != TOS_BCAST_ADDR) {
         set_child(n, tos->addr == rt->self); /* whom it sends results to is its parent */
         if (tos->addr != rt->self) /* it is done with what it sent us: no resend to come */
             n->flags &= (uint8_t)~ROUTING_NB_DATA_SEEN;
@@ -728,6 +736,12 @@ void routing_parent_missed(routing *rt, uint8_t limit)
 uint16_t routing_parent(const routing *rt)
 {
     return rt->parent;
+}
+
+uint8_t routing_parent_bundles(const routing *rt)
+{
+    return rt->parent_slot < ROUTING_MAX_NEIGHBORS &&
+           (rt->nb[rt->parent_slot].flags & ROUTING_NB_MOTEBASE) != 0;
 }
 
 uint8_t routing_searching(const routing *rt)

@@ -137,6 +137,7 @@ typedef struct routing_neighbor {
 /* routing_neighbor.flags */
 #define ROUTING_NB_CHILD 0x01u     /* its last beacon (or result) named us as parent */
 #define ROUTING_NB_DATA_SEEN 0x02u /* data_seq holds something */
+#define ROUTING_NB_MOTEBASE 0x20u  /* its beacons carry motebase's trailer: it takes bundles */
 /* Packets the neighbour sent since admitted (heard or missed), saturating: a link is
  * judged good or lossy only after ROUTING_NB_SEEN_MATURE of them. */
 #define ROUTING_NB_SEEN_ONE 0x04u
@@ -253,6 +254,9 @@ void routing_parent_took(routing *rt, uint8_t tries);
 void routing_parent_missed(routing *rt, uint8_t limit);
 
 uint16_t routing_parent(const routing *rt);
+/* 1 if the parent's beacons carry motebase's trailer: it takes bundled tuples
+ * (result/bundle.h). The root's pseudo-parent, the UART, does not. */
+uint8_t routing_parent_bundles(const routing *rt);
 /* 1 while unrouted after having had a parent: the node should listen to find a new one. */
 uint8_t routing_searching(const routing *rt);
 /*

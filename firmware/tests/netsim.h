@@ -44,6 +44,8 @@ typedef struct sim {
     uint8_t out_len[SIM_MAX_OUT];
     int n_out;
     uint32_t sent_on_air;
+    uint32_t bundles_on_air; /* AM_BUNDLE frames among them */
+    uint32_t radio_ms;       /* a frame's time on the air (SIM_RADIO_MS) */
 } sim;
 
 static sim *g_sim;
@@ -59,8 +61,9 @@ static uint8_t h_send(void *ctx, const uint8_t *m, uint8_t len)
     memcpy(n->pkt, m, len);
     n->pkt_len = len;
     n->in_flight = 1;
-    n->deliver_at = g_sim->now + SIM_RADIO_MS;
+    n->deliver_at = g_sim->now + g_sim->radio_ms;
     g_sim->sent_on_air++;
+    g_sim->bundles_on_air += m[2] == AM_BUNDLE;
     return 1;
 }
 static void h_uart(void *ctx, const uint8_t *b, uint16_t len)
@@ -100,6 +103,7 @@ static void sim_init(sim *s, int n)
     g_sim = s;
     s->n = n;
     s->rng = 1;
+    s->radio_ms = SIM_RADIO_MS;
     serial_rx_init(&s->uart);
     for (i = 0; i < n; i++) {
         sim_node *d = &s->node[i];

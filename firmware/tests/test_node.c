@@ -331,6 +331,45 @@ static void test_deep_chain_relays_every_tuple(void)
     CHECK(sleeps > EPOCHS * UNITS * 10 * 2 / 5);
 }
 
+/*
+ * A relay with four children: their tuples meet in its queue and go on in
+ * bundles (result/bundle.h), yet the root writes each as its own AM 240, once.
+ */
+static void test_relay_bundles_tuples(void)
+{
+    enum { LEAVES = 4, EPOCHS = 8, UNITS = 100 };
+    uint8_t f[40];
+    int seen[LEAVES + 2][EPOCHS], i, e;
+    sim_init(&s, LEAVES + 2);
+    s.radio_ms = 40; /* the CC1000's frame: children's tuples arrive while one is out */
+    sim_link(&s, 0, 1);
+    for (i = 2; i < LEAVES + 2; i++)
+        sim_link(&s, 1, i);
+    sim_run(&s, 40000);
+    CHECK_EQ(mote_depth(&s.node[LEAVES + 1].st), 2);
+    t_field(f, 7, 1, 0, UNITS, 0, "nodeid");
+    send_query(f);
+    wait_installed(7);
+    wait_epoch(7, 1);
+    sim_run(&s, s.now + (EPOCHS + 2) * UNITS * 10);
+    memset(seen, 0, sizeof seen);
+    for (i = find_out(0, 7, 2); i >= 0; i = find_out(i + 1, 7, 2)) {
+        const uint8_t *qr = QR(s.out[i]);
+        int origin = s.out[i][5 + 2] | s.out[i][5 + 3] << 8, epoch = qr[2] | qr[3] << 8;
+        CHECK_EQ(s.out_len[i], TOS_MSG_MAX);
+        CHECK_EQ(qr[QR_DATA + 6] | qr[QR_DATA + 7] << 8, origin);
+        if (origin < LEAVES + 2 && epoch >= 1 && epoch <= EPOCHS)
+            seen[origin][epoch - 1]++;
+    }
+    for (e = 0; e < EPOCHS; e++)
+        for (i = 0; i < LEAVES + 2; i++)
+            if (seen[i][e] != 1) {
+                printf("node %d epoch %d: %d tuples\n", i, e + 1, seen[i][e]);
+                CHECK_EQ(seen[i][e], 1);
+            }
+    CHECK(s.bundles_on_air >= EPOCHS);
+}
+
 static uint32_t read_stamp(const uint8_t *field)
 {
     return (uint32_t)(field[1] | field[2] << 8) | (uint32_t)(field[3] | field[4] << 8) << 16;
@@ -445,6 +484,7 @@ int main(int argc, char **argv)
     test_snooping_siblings();
     test_commands_status_and_delete();
     test_deep_chain_relays_every_tuple();
+    test_relay_bundles_tuples();
     test_time_stamped_at_start_symbol();
     test_time_adopted_against_the_start_symbol();
     test_late_phase_keeps_the_alarm_due();

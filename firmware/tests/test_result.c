@@ -3,6 +3,7 @@
 
 #include "check.h"
 #include "query/catalog.h"
+#include "result/bundle.h"
 #include "result/result.h"
 
 static void test_tuple_golden(void)
@@ -97,6 +98,54 @@ static void test_tuple_average(void)
     CHECK_EQ(qr_tuple_average(a, 1, rec, 1, &q), 0);
 }
 
+/* Bundle items: golden bytes, the round trip, and what may not travel so. */
+static void test_bundle_items(void)
+{
+    static const uint8_t tuple[42] = {
+        0x05, 0x00, 0x02, 0x01, 0x02, 0x00, 0x44, 0x33, 0x22, 0x11, 0, 0, 0, 0,
+        0x05, 0x02, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x04, /* nodeid 7, light 0x400 */
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    static const uint8_t item[19] = {0x34, 0x12, 15, 0x05, 0x00, 0x02, 0x01, 0x02,
+                                     0x05, 0x02, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x04,
+                                     0xEE};
+    uint8_t out[40], back[42], bad[42];
+    uint16_t origin = 0;
+    memset(out, 0xEE, sizeof out);
+    CHECK_EQ(bundle_item_size(tuple), 19 - 1);
+    CHECK_EQ(bundle_put(out, 17, tuple, 0x1234), 0); /* no room: nothing written */
+    CHECK_EQ(out[0], 0xEE);
+    CHECK_EQ(bundle_put(out, sizeof out, tuple, 0x1234), 18);
+    CHECK_BYTES(out, item, 19); /* and nothing written past it */
+    CHECK_EQ(bundle_get(out, 18, back, &origin), 18);
+    CHECK_EQ(origin, 0x1234);
+    memcpy(bad, tuple, 42);
+    memset(bad + 5, 0, 5); /* the time is not carried */
+    CHECK_BYTES(back, bad, 42);
+    CHECK_EQ(bundle_get(out, 17, back, &origin), 0); /* truncated */
+    CHECK_EQ(bundle_count(out, 18), 1);
+    CHECK_EQ(bundle_count(out, 19), 0); /* a stray byte spoils the bundle */
+    memcpy(out + 18, out, 18);
+    CHECK_EQ(bundle_count(out, 36), 2);
+    out[2] = 5 + 5; /* shorter than a tuple header */
+    CHECK_EQ(bundle_get(out, 36, back, &origin), 0);
+    /* Trailing zero values are left off and come back. */
+    memcpy(bad, tuple, 42);
+    bad[22] = bad[23] = 0;
+    CHECK_EQ(bundle_item_size(bad), 3 + 5 + 6 + 1); /* nodeid's low byte ends it */
+    CHECK_EQ(bundle_put(out, sizeof out, bad, 9), 15);
+    CHECK_EQ(bundle_get(out, 15, back, &origin), 15);
+    memset(bad + 5, 0, 5);
+    CHECK_BYTES(back, bad, 42);
+    /* Records, and tuples with clockCount or lastDiff set, go alone. */
+    memcpy(bad, tuple, 42);
+    bad[QR_OFF_TYPE] = QR_AGG_RECORD;
+    CHECK_EQ(bundle_item_size(bad), 0);
+    CHECK_EQ(bundle_put(out, sizeof out, bad, 9), 0);
+    memcpy(bad, tuple, 42);
+    bad[12] = 1;
+    CHECK_EQ(bundle_item_size(bad), 0);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -104,5 +153,6 @@ int main(int argc, char **argv)
     test_tuple_uint32_field();
     test_record_golden();
     test_tuple_average();
+    test_bundle_items();
     return check_report(argv[0]);
 }

@@ -21,6 +21,16 @@ Status extension, bytes 10.. of a StatusMessage reply (firmware/core/commands.h)
 
 ``capabilities``: ``wide_states``, ``epoch_base``. ``busy``: queries that stopped or drain
 but whose results may still arrive; the gateway must not reuse their ids yet.
+
+Bundle, AM 241, radio only (firmware/result/bundle.h): a relay's queued tuples for one
+motebase parent in one frame, after the multihop header. Never on the serial line: the root
+writes each tuple as its own AM 240. Per item::
+
+    originaddr u16 | n u8 | qid | result_idx | epoch u16 | qrType 2 | tuple bytes (n - 5)
+
+The tuple bytes are the QueryResult's tuple part without its trailing zeros; the time,
+clockCount and lastDiff are not carried (a tuple's are zero, but for the time every hop
+stamps anew).
 """
 
 from __future__ import annotations
@@ -34,6 +44,12 @@ import construct as cs
 from motebase.gateway.protocol.codec import build, parse
 from motebase.gateway.protocol.errors import DecodeError
 from motebase.gateway.protocol.query import QUERY_MESSAGE_LEN
+from motebase.gateway.protocol.result import (
+    RESULT_UNION_LEN,
+    TIME_SYNC_LEN,
+    QueryResult,
+    TupleData,
+)
 from motebase.gateway.protocol.status import STATUS_LEN
 
 MAGIC = b"mb"
@@ -122,3 +138,41 @@ def parse_status_extension(payload: bytes) -> dict[str, Any] | None:
         "epoch_base": bool(caps["epoch_base"]),
         "busy": tuple(ext["busy"]),
     }
+
+
+AM_BUNDLE = 241
+_BUNDLE_QR_HEAD = 5  # qid, result_idx, epoch, qrType
+_TUPLE_HEADER = 6  # the tuple's qid, numFields, notNull
+
+BundleItem = cs.Struct(
+    "originaddr" / cs.Int16ul,
+    "n" / cs.Int8ul,
+    "qid" / cs.Int8ul,
+    "result_idx" / cs.Int8sl,
+    "epoch" / cs.Int16ul,
+    "qrType" / cs.Const(2, cs.Int8ul),
+    "tuple" / cs.Bytes(cs.this.n - _BUNDLE_QR_HEAD),
+)
+Bundle = cs.GreedyRange(BundleItem)
+
+
+def parse_bundle(body: bytes) -> list[tuple[int, bytes]]:
+    """Each item of a bundle body (after the multihop header) as (originaddr, QueryResult
+    bytes): the 42 bytes its parent rebuilds, time fields zero. DecodeError if malformed."""
+    items = parse("Bundle", cs.Struct("items" / Bundle, cs.Terminated), body)["items"]
+    out = []
+    for item in items:
+        if not _TUPLE_HEADER <= len(item["tuple"]) <= RESULT_UNION_LEN:
+            raise DecodeError("Bundle", f"a tuple of {len(item['tuple'])} bytes")
+        result = {
+            "qid": item["qid"],
+            "result_idx": item["result_idx"],
+            "epoch": item["epoch"],
+            "qrType": 2,
+            "timeSyncData": bytes(TIME_SYNC_LEN),
+            "clockCount": 0,
+            "lastDiff": 0,
+            "d": TupleData.parse(item["tuple"].ljust(RESULT_UNION_LEN, b"\0")),
+        }
+        out.append((item["originaddr"], build("QueryResult", QueryResult, result)))
+    return out

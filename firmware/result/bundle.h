@@ -1,0 +1,52 @@
+/*
+ * bundle.h - several tuples in one radio frame (AM_BUNDLE, motebase's own).
+ *
+ * Why: a tuple needs 15-20 of the 42 QueryResult bytes, yet every AM 240 frame
+ * is a whole TOS_Msg, 86 bytes on the air with the CC1000's preamble, plus a
+ * backoff and an ack. Near the root, where every tuple of a SELECT crosses one
+ * link, that is the channel's limit (docs/radio.md). A relay with two tuples
+ * queued for the same parent sends them in one frame, one ack.
+ *
+ * Frame: TOS header, the multihop header (the sender's seqno, hop count and
+ * origin of the first item), then items, each
+ *     origin u16 | n u8 | QueryResult bytes 0..5 (qid, idx, epoch, qrType)
+ *                       | QueryResult bytes 14.. (the tuple), n - 5 of them,
+ * the tuple's trailing zero bytes left off. timeSyncData, clockCount and
+ * lastDiff (bytes 5..14) are not carried: a tuple's are zero but for the time,
+ * which every hop stamps anew and the root stamps last, so the root's AM 240
+ * on the UART is byte for byte what it would have been.
+ *
+ * Only tuples travel so (records must meet their parent's interval alone), and
+ * only to a parent whose beacons carry motebase's trailer (net/routing.h): an
+ * unmodified TinyDB mote acks any frame addressed to it, and would drop this.
+ * gateway/protocol/motebase.py holds the same layout for radio captures.
+ */
+#ifndef MOTE_RESULT_BUNDLE_H
+#define MOTE_RESULT_BUNDLE_H
+
+#include <stdint.h>
+
+#include "result.h"
+
+#define BUNDLE_ITEM_HEADER 3u /* origin u16, n u8 */
+#define BUNDLE_QR_HEAD 5u     /* qid, idx, epoch u16, qrType */
+/* A tuple's smallest item: its 6-byte tuple header, no value. */
+#define BUNDLE_ITEM_MIN (BUNDLE_ITEM_HEADER + BUNDLE_QR_HEAD + QR_TUPLE_HEADER)
+#define BUNDLE_ITEM_MAX (BUNDLE_ITEM_HEADER + BUNDLE_QR_HEAD + QR_DATA_LEN)
+
+/* Bytes `qr` takes as an item; 0 if it cannot travel in a bundle (not a tuple,
+ * or clockCount/lastDiff not zero). */
+uint8_t bundle_item_size(const uint8_t qr[QR_LEN]);
+
+/* Append `qr` from `origin` at out[0..room). Returns the bytes written, 0 (nothing
+ * written) if it cannot travel in a bundle or does not fit. */
+uint8_t bundle_put(uint8_t *out, uint8_t room, const uint8_t qr[QR_LEN], uint16_t origin);
+
+/* Read the item at in[0..len) back into a whole QueryResult (time fields zero).
+ * Returns the bytes it took, 0 if malformed. */
+uint8_t bundle_get(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], uint16_t *origin);
+
+/* Items in a bundle body of `len` bytes; 0 if any is malformed. */
+uint8_t bundle_count(const uint8_t *in, uint8_t len);
+
+#endif /* MOTE_RESULT_BUNDLE_H */

@@ -1,0 +1,50 @@
+"""The radio-only bundle (AM 241, firmware/result/bundle.h) as construct reads it: the same
+golden bytes as firmware/tests/test_result.c, so both sides hold to one layout."""
+
+from __future__ import annotations
+
+import pytest
+
+from motebase.gateway.protocol.errors import DecodeError
+from motebase.gateway.protocol.motebase import parse_bundle
+from motebase.gateway.protocol.result import QueryResult
+
+# qid 5, epoch 0x0102, a tuple of nodeid 7 and light 0x400 (test_result.c `tuple`), its
+# time stamp left out
+TUPLE = bytes(
+    [0x05, 0x00, 0x02, 0x01, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    + [0x05, 0x02, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x04]
+    + [0] * 18
+)
+ITEM = bytes([0x34, 0x12, 15, 0x05, 0x00, 0x02, 0x01, 0x02]) + TUPLE[14:24]
+
+
+def test_item_golden() -> None:
+    assert parse_bundle(ITEM) == [(0x1234, TUPLE)]
+    result = QueryResult.parse(TUPLE)
+    assert (result.qid, result.epoch, result.d.numFields, result.d.notNull) == (5, 0x0102, 2, 3)
+
+
+def test_trailing_zeros_come_back() -> None:
+    short = bytes([9, 0, 12]) + ITEM[3:15]  # nodeid's low byte 7 ends it
+    ((origin, qr),) = parse_bundle(short)
+    assert origin == 9
+    assert qr == TUPLE[:21] + bytes(21)
+
+
+def test_two_items() -> None:
+    assert parse_bundle(ITEM + ITEM) == [(0x1234, TUPLE)] * 2
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        ITEM + b"\xee",  # a stray byte
+        ITEM[:-1],  # truncated
+        ITEM[:2] + bytes([10]) + ITEM[3:13],  # shorter than a tuple header
+        ITEM[:7] + b"\x03" + ITEM[8:],  # a record: records travel alone
+    ],
+)
+def test_malformed_is_refused(body: bytes) -> None:
+    with pytest.raises(DecodeError):
+        parse_bundle(body)
