@@ -102,8 +102,16 @@ static uint32_t records_expected(const mote_state *st, uint8_t slot)
 }
 
 /*
- * Range of the random transmit start within the interval. Tuples: late starts
- * still end inside it (sched_jitter_span). Aggregate records: the whole burst of
+ * Range of the random transmit start from the start of the node's interval.
+ * Tuples: nothing waits for them within the epoch -- relays of tuples listen
+ * all along (run_relays_tuples) and forward as they come -- so they may start
+ * anywhere before the same interval of the next epoch, less one interval: the
+ * next epoch's work at this depth begins there. A level contending in its one
+ * interval collided where it need not: at the Intel lab's 31 s, 16-31 root
+ * children in 3.9 s. Epochs under SCHED_SHORT_EPOCH_MS keep the interval's
+ * span (sched_jitter_span): at 1 s, where a lossy 25-node grid is past what
+ * the channel carries anyway, spreading over the epoch slowed stops down
+ * (the down wave meets the sends). Aggregate records: the whole burst of
  * them, one packet time each, must end inside it -- where the parent listens --
  * so k records leave k packet times less room (none: start at once). How many
  * records fit one interval (interval / SCHED_TX_GUARD_MS: 2 at 1 s epochs, 10 at 2 s) is
@@ -114,7 +122,8 @@ static uint32_t transmit_span(const mote_state *st, uint8_t slot)
     const query_run *run = &st->run[slot];
     uint32_t interval = sched_interval_ms(run->epoch_ms), need;
     if (!st->queries.slot[slot].has_agg)
-        return sched_jitter_span(interval);
+        return run->epoch_ms >= SCHED_SHORT_EPOCH_MS ? run->epoch_ms - interval - SCHED_TX_GUARD_MS
+                                                     : sched_jitter_span(interval);
     need = records_expected(st, slot) * SCHED_TX_GUARD_MS;
     return interval > need ? interval - need : 0u;
 }

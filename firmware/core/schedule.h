@@ -51,7 +51,9 @@
  *   - The transmit start is delayed by a random part of the interval
  *     (sched_jitter_span) so a level does not contend at one instant; a node
  *     that listened for children draws it from the later half of the span for
- *     aggregates, giving its children's resends time.
+ *     aggregates, giving its children's resends time. Tuples of epochs from
+ *     SCHED_SHORT_EPOCH_MS on draw it from the whole epoch but one interval
+ *     (core/runs.c, transmit_span): their relays listen all along.
  *   - One interval per level is too short for tuples: a relay near the root
  *     carries its whole subtree. So a node keeps sending results while the
  *     parent is known to listen -- through the parent's interval, and for as

@@ -472,6 +472,11 @@ static uint8_t deaf(const mote_state *st)
     return !st->hal->selective_acks && st->id != MOTE_ROOT_ID && !tx_takes_forwards(st);
 }
 
+static uint8_t tuple_max_tries(const mote_state *st)
+{
+    return radioq_count(&st->rq) * 2u < radioq_len(&st->rq) ? TUPLE_MAX_TRIES_IDLE : TUPLE_MAX_TRIES;
+}
+
 /* The parent acknowledged `held`, or did not (asleep, deaf with a full queue, lost). */
 static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
 {
@@ -512,7 +517,7 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
         st->retry_at = now + SCHED_TX_GUARD_MS / 2u + st->hal->rand16(st->hal->ctx) % SCHED_TX_GUARD_MS;
         return;
     }
-    if (st->held.tries >= (tuple ? TUPLE_MAX_TRIES : RESULT_MAX_TRIES)) {
+    if (st->held.tries >= (tuple ? tuple_max_tries(st) : RESULT_MAX_TRIES)) {
         st->held.valid = 0;
         st->stats.results_unacked += 1u + st->held.more_count;
         routing_parent_took(&st->rt, 0);

@@ -31,6 +31,7 @@ typedef struct sim_node {
     int16_t sensor[CATALOG_COUNT];
     uint8_t power;
     uint32_t power_changes;
+    uint32_t radio_ms; /* this node's frames on the air, if not the sim's radio_ms */
 } sim_node;
 
 typedef struct sim {
@@ -61,7 +62,7 @@ static uint8_t h_send(void *ctx, const uint8_t *m, uint8_t len)
     memcpy(n->pkt, m, len);
     n->pkt_len = len;
     n->in_flight = 1;
-    n->deliver_at = g_sim->now + g_sim->radio_ms;
+    n->deliver_at = g_sim->now + (n->radio_ms ? n->radio_ms : g_sim->radio_ms);
     g_sim->sent_on_air++;
     g_sim->bundles_on_air += m[2] == AM_BUNDLE;
     return 1;

@@ -332,16 +332,18 @@ static void test_deep_chain_relays_every_tuple(void)
 }
 
 /*
- * A relay with four children: their tuples meet in its queue and go on in
+ * A relay with six children and a slow uplink: their tuples meet in its queue and go on in
  * bundles (result/bundle.h), yet the root writes each as its own AM 240, once.
  */
 static void test_relay_bundles_tuples(void)
 {
-    enum { LEAVES = 4, EPOCHS = 8, UNITS = 100 };
+    enum { LEAVES = SIM_NODES - 2, EPOCHS = 8, UNITS = 100 };
     uint8_t f[40];
     int seen[LEAVES + 2][EPOCHS], i, e;
     sim_init(&s, LEAVES + 2);
-    s.radio_ms = 40; /* the CC1000's frame: children's tuples arrive while one is out */
+    /* The relay's sends take long (a busy channel): 5 a second, for 7 tuples an epoch.
+     * One by one they would back up and overflow its queue. */
+    s.node[1].radio_ms = 200;
     sim_link(&s, 0, 1);
     for (i = 2; i < LEAVES + 2; i++)
         sim_link(&s, 1, i);
