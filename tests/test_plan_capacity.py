@@ -38,12 +38,20 @@ def test_intervals_are_the_firmwares() -> None:
 def test_tuples_are_bounded_by_the_busiest_root_child() -> None:
     load = capacity(compile_query("SELECT nodeid, light FROM sensors EPOCH DURATION 1024"), 100)
     assert load is not None
-    assert (load.records_per_group, load.max_subtree) == (0, 25)
-    assert "fits only if the busiest root child carries at most 25 of 99" in "\n".join(
+    # two tuples of 4 value bytes go in one bundle (14 + 4 bytes each, of 42): 1.02 s x 2 / 40 ms
+    assert (load.records_per_group, load.tuples_per_frame, load.max_subtree) == (0, 2, 51)
+    assert "fits only if the busiest root child carries at most 51 of 99" in "\n".join(
         load.describe()
     )
     small = capacity(compile_query("SELECT nodeid, light FROM sensors EPOCH DURATION 1024"), 25)
     assert small is not None and small.describe()[-1] == "fits any tree of 25 nodes"
+
+
+def test_a_wide_tuple_goes_one_to_a_frame() -> None:
+    # 4 fields of 2 bytes: 14 + 8 = 22 bytes an item, one in 42
+    sql = "SELECT nodeid, light, temp, voltage FROM sensors EPOCH DURATION 1024"
+    load = capacity(compile_query(sql), 100)
+    assert load is not None and (load.tuples_per_frame, load.max_subtree) == (1, 25)
 
 
 def test_a_query_that_does_not_fit_one_record_says_so() -> None:
@@ -59,5 +67,5 @@ def test_explain_prints_the_capacity() -> None:
     )
     assert result.exit_code == 0, result.output
     assert "channel capacity" in result.output
-    assert "one root child carries at most 102 nodes" in result.output
+    assert "one root child carries at most 204 nodes" in result.output
     assert "fits any tree of 100 nodes" in result.output

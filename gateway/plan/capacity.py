@@ -6,11 +6,13 @@ The rule of docs/accuracy.md ("the channel's capacity"), measured on the emulate
   quarter to an eighth of the epoch (``epoch_intervals``), each a packet's worst time with
   its backoff (firmware/net/airtime.h: 50 ms at the CC1000's 19.2 kbit/s), with a quarter of
   slack: ``k x G x 50 ms x 5/4 <= P / n``;
-* every tuple crosses a child of the root, and a link to the root carries about 25 tuples a
-  second (40 ms a tuple: a 36 ms frame and its backoff): a tuple query delivers every tuple
-  while the busiest root child's subtree holds at most ``P / 40 ms`` nodes. Measured
-  lossless, 100-node grid (66 nodes below one root child): every tuple at 4 s, 90-94 % once
-  the queues fill at 2 s.
+* every tuple crosses a child of the root, and a link to the root carries about 25 frames a
+  second (40 ms a frame: 36 ms on the air and its backoff), each with one tuple, or two where
+  two of the query's tuples fit one bundle (firmware/result/bundle.h: 14 bytes and the values
+  each, 42 in all): a tuple query delivers every tuple while the busiest root child's
+  subtree holds at most ``P x tuples per frame / 40 ms`` nodes. Measured lossless, 100-node
+  grid (66 nodes below one root child), ``SELECT nodeid, light``: one tuple a frame, 67 % at
+  1 s; bundled, 99.5 % at 1 s and every tuple from 2 s.
 
 Past these, results wait in queues, records miss their parent's interval and tuples are
 refused: delivery falls, answers stay sound. ``mote explain --nodes N`` prints it.
@@ -21,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from motebase.gateway.plan.model import QueryPlan
+from motebase.gateway.protocol.result import field_size
 
 RECORD_MS = 50
 """One result packet on the air, with its longest backoff (firmware/net/airtime.h)."""
@@ -40,7 +43,19 @@ def epoch_intervals(epoch_ms: int) -> int:
 
 RECORD_SLACK = 5 / 4
 TUPLE_MS_PER_NODE = 40
-"""Airtime a tuple takes on the busiest link, the one into the root."""
+"""Airtime a frame of tuples takes on the busiest link, the one into the root."""
+BUNDLE_ROOM = 42
+"""Bytes after the multihop header; a bundle's items share them (firmware/result/bundle.h)."""
+BUNDLE_ITEM_FIXED = 14
+"""An item's bytes besides the values: origin, length, the result's head, the tuple header."""
+BUNDLE_MAX = 2
+"""Tuples a relay bundles at most: the first and what its 28-byte store holds."""
+
+
+def tuples_per_frame(plan: QueryPlan) -> int:
+    """Tuples of the query one frame carries toward the root: two where two items fit."""
+    item = BUNDLE_ITEM_FIXED + sum(field_size(f.wire_type) for f in plan.fields)
+    return max(1, min(BUNDLE_MAX, BUNDLE_ROOM // item))
 
 
 @dataclass(frozen=True)
@@ -51,6 +66,7 @@ class Capacity:
     records_per_group: int
     grouped: bool
     nodes: int | None
+    tuples_per_frame: int = 1
 
     @property
     def max_groups(self) -> int:
@@ -63,7 +79,7 @@ class Capacity:
     @property
     def max_subtree(self) -> int:
         """Nodes below one child of the root whose tuples all arrive."""
-        return self.epoch_ms // TUPLE_MS_PER_NODE
+        return self.epoch_ms * self.tuples_per_frame // TUPLE_MS_PER_NODE
 
     def describe(self) -> list[str]:
         period = f"{self.epoch_ms / 1000:g} s"
@@ -83,7 +99,8 @@ class Capacity:
                 )
             return lines
         lines = [
-            f"every tuple crosses a child of the root ({TUPLE_MS_PER_NODE} ms a tuple): at "
+            f"every tuple crosses a child of the root ({TUPLE_MS_PER_NODE} ms a frame of "
+            f"{self.tuples_per_frame} tuple(s)): at "
             f"{period} every tuple arrives while one root child carries at most "
             f"{self.max_subtree} nodes"
         ]
@@ -108,4 +125,5 @@ def capacity(plan: QueryPlan, nodes: int | None = None) -> Capacity | None:
         records_per_group=len(plan.aggregates),
         grouped=plan.group_by is not None,
         nodes=nodes,
+        tuples_per_frame=tuples_per_frame(plan),
     )
