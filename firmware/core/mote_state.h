@@ -77,6 +77,8 @@
  * blind resend takes airtime from the level that is already losing packets. Not 3: a
  * relay deaf behind a full queue (backpressure) then made lossless grids lose tuples. */
 #define RESULT_MAX_TRIES 4u
+/* More sends of a record while its own interval lasts (txpath.c, record_may_retry). */
+#define RECORD_MAX_TRIES 10u
 /* A tuple waits for its parent rather than retrying blind (txpath.c), so its sends
  * mostly meet a parent that is active: it gets more of them before it is given up --
  * twice as many while the queue behind it is less than half full. Where the queue

@@ -17,7 +17,8 @@
  * A result leaves the queue into `held` and stays there until the parent
  * acknowledges it (tuples; a record gets one send): an unacknowledged tuple
  * is resent as soon as the parent is overheard, in the next transmit slot, or
- * after one to two ACTIVITY_HOLD_MS, up to RESULT_MAX_TRIES sends.
+ * after one to two ACTIVITY_HOLD_MS, up to TUPLE_MAX_TRIES sends (records: txpath.c,
+ * record_may_retry).
  *
  * Results leave the root on the UART instead (TOS addr 0x007E, protocol-66
  * frame) as soon as they are produced: the serial line is always listening.

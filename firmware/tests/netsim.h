@@ -38,6 +38,7 @@ typedef struct sim {
     sim_node node[SIM_NODES];
     int n;
     uint8_t link[SIM_NODES][SIM_NODES];
+    uint8_t drop[SIM_NODES][SIM_NODES]; /* frames from i that j will miss, next first */
     uint32_t now;
     uint16_t rng;
     serial_rx uart;       /* decodes what the root writes to the UART */
@@ -141,7 +142,9 @@ static void sim_run(sim *s, uint32_t until)
                 uint8_t acked = 0;
                 d->in_flight = 0;
                 for (j = 0; j < s->n; j++)
-                    if (s->link[i][j] && s->node[j].power) { /* a sleeping radio hears nothing */
+                    if (s->link[i][j] && s->drop[i][j])
+                        s->drop[i][j]--;
+                    else if (s->link[i][j] && s->node[j].power) { /* a sleeping radio hears nothing */
                         acked = (uint8_t)(acked || addr == (uint16_t)j);
                         mote_on_radio_rx(&s->node[j].st, d->pkt, d->pkt_len);
                     }

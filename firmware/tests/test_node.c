@@ -139,6 +139,32 @@ static void test_tree_and_max_same_epoch(void)
     CHECK(st1.samples[ATTR_LIGHT] >= 4);
 }
 
+/*
+ * A record goes again while its parent can still merge it: four sends lost in a row
+ * (a burst of interference) no longer cost the leaf's count, at 4-s epochs where the
+ * interval leaves time for more (core/txpath.c, record_may_retry).
+ */
+static void test_record_resent_while_the_parent_listens(void)
+{
+    int i, e, records = 0;
+    chain();
+    agg_query(2, AGG_COUNT, 400);
+    wait_installed(2);
+    wait_epoch(2, 2);
+    for (e = 0; e < 3; e++) {
+        int at;
+        /* at an epoch's start, before the leaf's interval: its next four sends are lost */
+        sim_run(&s, (s.now / 4000 + 1) * 4000 + 10);
+        s.drop[2][1] = 4;
+        at = s.n_out;
+        sim_run(&s, s.now + 8000);
+        CHECK_EQ(s.drop[2][1], 0);
+        for (i = find_out(at, 2, 3); i >= 0; i = find_out(i + 1, 2, 3), records++)
+            CHECK_EQ(QR(s.out[i])[QR_DATA + 3] | QR(s.out[i])[QR_DATA + 4] << 8, 3);
+    }
+    CHECK(records >= 6);
+}
+
 static void test_tuples_and_lazy_sampling(void)
 {
     uint8_t f0[40], f1[40], e0[40];
@@ -482,6 +508,7 @@ int main(int argc, char **argv)
     (void)argc;
     test_size();
     test_tree_and_max_same_epoch();
+    test_record_resent_while_the_parent_listens();
     test_tuples_and_lazy_sampling();
     test_snooping_siblings();
     test_commands_status_and_delete();
