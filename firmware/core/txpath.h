@@ -15,7 +15,7 @@
  * (core/schedule.h).
  *
  * A result leaves the queue into `held` and stays there until the parent
- * acknowledges it (tuples; a record gets one send): an unacknowledged tuple
+ * acknowledges it, or it is given up: an unacknowledged tuple
  * is resent as soon as the parent is overheard, in the next transmit slot, or
  * after one to two ACTIVITY_HOLD_MS, up to TUPLE_MAX_TRIES sends (records: txpath.c,
  * record_may_retry).
