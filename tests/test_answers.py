@@ -144,9 +144,19 @@ def test_a_10000_node_grid_routes_every_node() -> None:
 # Measured per epoch: logistic 6-18 (seed 1) and 9-13 (seed 2); sinr 3-7 and 2-7: its
 # wider carrier sense and receivers held by far frames leave a 1 s COUNT on this grid
 # less of the channel (docs/radio.md).
+# Seeds 4 and 5: stragglers ran 6 epochs on after the stop, until their parents answered
+# them at once and took a stopped query's results whatever their queue held
+# (core/stops.c, core/results.c); half of seeds 1-10 did, 2 of 10 still do at 1 s.
 @pytest.mark.parametrize(
     ("link_model", "seed", "min_count"),
-    [("sinr", 1, 2), ("sinr", 2, 2), ("logistic", 1, 3), ("logistic", 2, 3)],
+    [
+        ("sinr", 1, 2),
+        ("sinr", 2, 2),
+        ("logistic", 1, 3),
+        ("logistic", 2, 3),
+        ("logistic", 4, 3),
+        ("logistic", 5, 3),
+    ],
 )
 def test_on_the_lossy_radio_a_stop_reaches_every_node_and_answers_stay_sound(
     link_model: str, seed: int, min_count: int

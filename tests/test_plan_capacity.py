@@ -38,20 +38,25 @@ def test_intervals_are_the_firmwares() -> None:
 def test_tuples_are_bounded_by_the_busiest_root_child() -> None:
     load = capacity(compile_query("SELECT nodeid, light FROM sensors EPOCH DURATION 1024"), 100)
     assert load is not None
-    # two tuples of 4 value bytes go in one bundle (14 + 4 bytes each, of 42): 1.02 s x 2 / 40 ms
-    assert (load.records_per_group, load.tuples_per_frame, load.max_subtree) == (0, 2, 51)
-    assert "fits only if the busiest root child carries at most 51 of 99" in "\n".join(
+    # tuples of 4 value bytes: 14 + 4 for the first, 5 + 4 for two more, 36 of 42 bytes;
+    # 1.02 s x 3 / 40 ms
+    assert (load.records_per_group, load.tuples_per_frame, load.max_subtree) == (0, 3, 76)
+    assert "fits only if the busiest root child carries at most 76 of 99" in "\n".join(
         load.describe()
     )
     small = capacity(compile_query("SELECT nodeid, light FROM sensors EPOCH DURATION 1024"), 25)
     assert small is not None and small.describe()[-1] == "fits any tree of 25 nodes"
 
 
-def test_a_wide_tuple_goes_one_to_a_frame() -> None:
-    # 4 fields of 2 bytes: 14 + 8 = 22 bytes an item, one in 42
+def test_wider_tuples_fewer_to_a_frame() -> None:
+    # 4 fields of 2 bytes: 14 + 8, then 5 + 8: two in 42
     sql = "SELECT nodeid, light, temp, voltage FROM sensors EPOCH DURATION 1024"
     load = capacity(compile_query(sql), 100)
-    assert load is not None and (load.tuples_per_frame, load.max_subtree) == (1, 25)
+    assert load is not None and (load.tuples_per_frame, load.max_subtree) == (2, 51)
+    # 2 x 4 + 6 x 2 = 20 value bytes: 14 + 20 leaves 8, less than another item (25)
+    fields = "timelo, timehi, nodeid, voltage, light, temp, accel_x, noise"
+    wide = capacity(compile_query(f"SELECT {fields} FROM sensors EPOCH DURATION 1024"))
+    assert wide is not None and wide.tuples_per_frame == 1
 
 
 def test_a_query_that_does_not_fit_one_record_says_so() -> None:
@@ -67,5 +72,5 @@ def test_explain_prints_the_capacity() -> None:
     )
     assert result.exit_code == 0, result.output
     assert "channel capacity" in result.output
-    assert "one root child carries at most 204 nodes" in result.output
+    assert "one root child carries at most 306 nodes" in result.output
     assert "fits any tree of 100 nodes" in result.output

@@ -48,3 +48,21 @@ def test_two_items() -> None:
 def test_malformed_is_refused(body: bytes) -> None:
     with pytest.raises(DecodeError):
         parse_bundle(body)
+
+
+# test_result.c `later`: epoch 0x0103, nodeid 9 and light 0x10 after `first` (TUPLE)
+LATER = bytes(
+    [0x05, 0x00, 0x03, 0x01, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    + [0x05, 0x02, 0x03, 0x00, 0x00, 0x00, 0x09, 0x00, 0x10]
+    + [0] * 19
+)
+SHORT = bytes([0x09, 0x00, 0x80 + 3, 0x03, 0x01, 0x09, 0x00, 0x10])
+
+
+def test_short_items_take_the_first_ones_header() -> None:
+    assert parse_bundle(ITEM + SHORT + SHORT) == [(0x1234, TUPLE)] + [(9, LATER)] * 2
+
+
+def test_a_bundle_cannot_open_with_a_short_item() -> None:
+    with pytest.raises(DecodeError, match="first item is short"):
+        parse_bundle(SHORT + ITEM)

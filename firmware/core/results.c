@@ -72,11 +72,13 @@ static uint8_t record_of_ours(const mote_state *st, uint8_t slot, const qr_view 
 }
 
 /* Whether the node has room to take a result it would forward. A record merges into
- * our own and needs none -- unless it goes on (record_goes_on). */
+ * our own and needs none -- unless it goes on (record_goes_on) --, nor does a stopped
+ * query's, which is taken and dropped: refused, its straggler would only hear of the
+ * stop once our queue drained. */
 static uint8_t room_for(mote_state *st, uint8_t slot, const qr_view *v)
 {
     uint8_t merges = record_of_ours(st, slot, v) && !record_goes_on(st, slot, v);
-    return merges || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
+    return merges || stops_has(st, v->qid) || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
 }
 
 /*
@@ -121,25 +123,48 @@ static uint8_t on_result_for_me(mote_state *st, const mhop_header *mh, const qr_
     return ack;
 }
 
+static void take_tuple(mote_state *st, const mhop_header *mh, const uint8_t *qr)
+{
+    qr_view v;
+    qr_decode(&v, qr, QR_LEN);
+    take_result(st, mh, &v, qr, run_slot_of(st, v.qid));
+}
+
+/* Places a (checked) bundle's tuples need here: none for a stopped query's (room_for). */
+static uint8_t bundle_places(const mote_state *st, const uint8_t *body, uint8_t len)
+{
+    uint8_t first[QR_LEN], qr[QR_LEN], used, places;
+    uint16_t origin;
+    used = bundle_get(body, len, first, &origin, 0);
+    places = !stops_has(st, first[QR_OFF_QID]);
+    for (body += used, len = (uint8_t)(len - used); len; body += used, len = (uint8_t)(len - used)) {
+        used = bundle_get(body, len, qr, &origin, first);
+        places = (uint8_t)(places + !stops_has(st, qr[QR_OFF_QID]));
+    }
+    return places;
+}
+
 /* A bundle of tuples (result/bundle.h): room for all, or none is taken. */
 static uint8_t on_bundle_for_me(mote_state *st, const mhop_header *mh, const uint8_t *body,
                                 uint8_t len)
 {
-    uint8_t count = bundle_count(body, len), used, ack, qr[QR_LEN];
+    uint8_t count = bundle_count(body, len), used, ack, first[QR_LEN], qr[QR_LEN];
     mhop_header item = *mh;
-    qr_view v;
     st->child_epochs = CHILD_MEMORY_EPOCHS;
     if (count == 0)
         return 1; /* malformed: nothing to resend */
-    if (st->id != MOTE_ROOT_ID && st->hal->selective_acks && !tx_room_for(st, count))
+    if (st->id != MOTE_ROOT_ID && st->hal->selective_acks &&
+        !tx_room_for(st, bundle_places(st, body, len)))
         return 0;
     if (!admit_from_child(st, mh, &ack))
         return ack;
-    while (len && (used = bundle_get(body, len, qr, &item.originaddr)) != 0) {
-        qr_decode(&v, qr, QR_LEN);
-        take_result(st, &item, &v, qr, run_slot_of(st, v.qid));
-        body += used;
-        len = (uint8_t)(len - used);
+    /* Checked whole by bundle_count: every item reads. Short items take what they
+     * leave out from the first (result/bundle.h). */
+    used = bundle_get(body, len, first, &item.originaddr, 0);
+    take_tuple(st, &item, first);
+    for (body += used, len = (uint8_t)(len - used); len; body += used, len = (uint8_t)(len - used)) {
+        used = bundle_get(body, len, qr, &item.originaddr, first);
+        take_tuple(st, &item, qr);
     }
     return 1;
 }
@@ -198,7 +223,7 @@ static void bundle_overheard(mote_state *st, const mhop_header *mh, const uint8_
 {
     uint8_t qr[QR_LEN];
     uint16_t origin;
-    if (bundle_get(body, len, qr, &origin) && run_slot_of(st, qr[QR_OFF_QID]) == QUERY_SLOTS)
+    if (bundle_get(body, len, qr, &origin, 0) && run_slot_of(st, qr[QR_OFF_QID]) == QUERY_SLOTS)
         heard_unknown_result(st, qr[QR_OFF_QID], mh->sourceaddr);
 }
 

@@ -63,11 +63,16 @@ void stops_on_straggler(mote_state *st, uint8_t qid)
         stops_remember(st, qid); /* the root runs what the gateway runs: nothing else */
     i = index_of(st, qid);
     if (i < STOPS_REMEMBERED) {
+        uint32_t now = mote_now(st);
         st->stops.due |= (uint8_t)(1u << i);
+        /* Not a control period after the last DEL: by then the straggler sleeps again.
+         * Replies keep a gap of their own, so a burst of its results asks one. */
+        if ((int32_t)(now - (st->stops.del_after - SCHED_CTL_PERIOD_MS)) >= (int32_t)STOPS_REPLY_GAP_MS)
+            st->stops.del_after = now;
         /* The straggler is awake now -- it just sent, and listens for the ack and sends
          * on -- while in the down slot it may well be sending to its parent: the DEL
          * goes at once rather than wait for it (one per control period still). */
-        st->ctl_until = sched_later(st->ctl_until, mote_now(st) + STOPS_REPLY_MS);
+        st->ctl_until = sched_later(st->ctl_until, now + STOPS_REPLY_MS);
     }
 }
 

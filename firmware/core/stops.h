@@ -12,8 +12,10 @@
  *     a child that lost the first copy to a lossy link most likely hears one;
  *   - a node that hears a result of a remembered query -- addressed to it or
  *     overheard -- broadcasts a DEL for it at once, outside the down wave's
- *     slot, while the straggler that just sent still listens (at most one DEL
- *     per control period), so a straggler is told by whoever hears it;
+ *     slot, while the straggler that just sent still listens (not held back to a
+ *     control period after the last DEL, which it would sleep through: seen on
+ *     a lossy 1-s grid, where stragglers ran 5-6 epochs on), so a straggler is
+ *     told by whoever hears it;
  *   - a DEL from upstream for a query the node does not know is remembered
  *     and passed on once, so it reaches stragglers below nodes that already
  *     forgot the query;
@@ -40,6 +42,9 @@ void stops_remember(mote_state *st, uint8_t qid);
 #define STOPS_ECHOES 2u
 /* How long after hearing a straggler its DEL may leave outside the down slot. */
 #define STOPS_REPLY_MS RADIO_SEND_MS
+/* Replies to stragglers at most this often: they go at once, not a control period after
+ * the last DEL, when the straggler that just sent sleeps again. */
+#define STOPS_REPLY_GAP_MS (4u * RADIO_SEND_MS)
 void stops_echo(mote_state *st, uint8_t qid);
 void stops_forget(mote_state *st, uint8_t qid);
 

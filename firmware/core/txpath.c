@@ -118,7 +118,7 @@ static uint8_t build_bundle_packet(mote_state *st, uint8_t *pkt)
     mhop_header mh;
     uint16_t dest = routing_fill_header(&st->rt, &mh, st->held.origin);
     uint8_t *body = pkt + TOS_HEADER_LEN + MHOP_HEADER_LEN;
-    uint8_t n = bundle_put(body, MHOP_PAYLOAD_MAX, st->held.payload, st->held.origin), i;
+    uint8_t n = bundle_put(body, MHOP_PAYLOAD_MAX, st->held.payload, st->held.origin, 0), i;
     for (i = 0; i < st->held.more_len; i++)
         body[n + i] = st->held.more[i];
     n = (uint8_t)(n + st->held.more_len);
@@ -163,7 +163,8 @@ static void unbundle(mote_state *st)
     uint8_t qr[QR_LEN], at = 0, used;
     uint16_t origin;
     while (at < st->held.more_len) {
-        used = bundle_get(st->held.more + at, (uint8_t)(st->held.more_len - at), qr, &origin);
+        used = bundle_get(st->held.more + at, (uint8_t)(st->held.more_len - at), qr, &origin,
+                          st->held.payload);
         if (used == 0)
             break;
         requeue(st, qr, origin);
@@ -293,6 +294,8 @@ uint8_t tx_takes_forwards(const mote_state *st)
 uint8_t tx_room_for(const mote_state *st, uint8_t results)
 {
     uint8_t len = radioq_len(&st->rq), keep = 0, i;
+    if (results == 0)
+        return 1;
     /* A place for each query's own result of the next epoch, tuple or record (at least
      * one). A query still being assembled may be one: its places are made while it is,
      * before it starts. */
@@ -342,16 +345,17 @@ static void gather(mote_state *st)
 {
     const radioq_entry *next;
     radioq_entry e;
-    uint8_t first = bundle_item_size(st->held.payload), put;
+    uint8_t first = bundle_item_size(st->held.payload, 0), put;
     if (first == 0 || st->id == MOTE_ROOT_ID || !routing_parent_bundles(&st->rt))
         return;
     while ((next = radioq_peek(&st->rq)) != 0 && !next->urgent && next->len == QR_LEN) {
-        uint8_t size = bundle_item_size(next->payload);
+        uint8_t size = bundle_item_size(next->payload, st->held.payload);
         if (size == 0 || (unsigned)first + st->held.more_len + size > MHOP_PAYLOAD_MAX ||
             (unsigned)st->held.more_len + size > BUNDLE_MORE_MAX)
             return;
         radioq_pop(&st->rq, &e);
-        put = bundle_put(st->held.more + st->held.more_len, size, e.payload, e.origin);
+        put = bundle_put(st->held.more + st->held.more_len, size, e.payload, e.origin,
+                         st->held.payload);
         st->held.more_len = (uint8_t)(st->held.more_len + put);
         st->held.more_count++;
     }

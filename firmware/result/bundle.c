@@ -11,24 +11,49 @@ static uint8_t tuple_len(const uint8_t qr[QR_LEN])
     return n;
 }
 
-uint8_t bundle_item_size(const uint8_t qr[QR_LEN])
+/* Whether `qr` may follow `first` as a short item: everything but the epoch and the
+ * values is the first's. */
+static uint8_t shortens(const uint8_t qr[QR_LEN], const uint8_t *first)
 {
     uint8_t i;
+    if (!first || qr[QR_OFF_QID] != first[QR_OFF_QID] || qr[QR_OFF_IDX] != first[QR_OFF_IDX])
+        return 0;
+    for (i = 0; i < QR_TUPLE_HEADER; i++)
+        if (qr[QR_DATA + i] != first[QR_DATA + i])
+            return 0;
+    return 1;
+}
+
+uint8_t bundle_item_size(const uint8_t qr[QR_LEN], const uint8_t *first)
+{
+    uint8_t i, n;
     if (qr[QR_OFF_TYPE] != QR_TUPLE)
         return 0;
     for (i = QR_OFF_TIME + 5u; i < QR_DATA; i++)
         if (qr[i])
             return 0;
-    return (uint8_t)(BUNDLE_ITEM_HEADER + BUNDLE_QR_HEAD + tuple_len(qr));
+    n = tuple_len(qr);
+    if (shortens(qr, first))
+        return (uint8_t)(BUNDLE_ITEM_HEADER + BUNDLE_SHORT_HEAD + n - QR_TUPLE_HEADER);
+    return (uint8_t)(BUNDLE_ITEM_HEADER + BUNDLE_QR_HEAD + n);
 }
 
-uint8_t bundle_put(uint8_t *out, uint8_t room, const uint8_t qr[QR_LEN], uint16_t origin)
+uint8_t bundle_put(uint8_t *out, uint8_t room, const uint8_t qr[QR_LEN], uint16_t origin,
+                   const uint8_t *first)
 {
-    uint8_t size = bundle_item_size(qr), n, i;
+    uint8_t size = bundle_item_size(qr, first), n, i;
     if (size == 0 || size > room)
         return 0;
-    n = (uint8_t)(size - BUNDLE_ITEM_HEADER);
     le16_put(out, origin);
+    n = (uint8_t)(size - BUNDLE_ITEM_HEADER);
+    if (shortens(qr, first)) {
+        out[2] = (uint8_t)(BUNDLE_SHORT + n - BUNDLE_SHORT_HEAD);
+        out[3] = qr[QR_OFF_EPOCH];
+        out[4] = qr[QR_OFF_EPOCH + 1u];
+        for (i = BUNDLE_SHORT_HEAD; i < n; i++)
+            out[BUNDLE_ITEM_HEADER + i] = qr[QR_DATA + QR_TUPLE_HEADER + i - BUNDLE_SHORT_HEAD];
+        return size;
+    }
     out[2] = n;
     for (i = 0; i < BUNDLE_QR_HEAD; i++)
         out[BUNDLE_ITEM_HEADER + i] = qr[i];
@@ -37,18 +62,49 @@ uint8_t bundle_put(uint8_t *out, uint8_t room, const uint8_t qr[QR_LEN], uint16_
     return size;
 }
 
-uint8_t bundle_get(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], uint16_t *origin)
+static void clear(uint8_t qr[QR_LEN])
 {
-    uint8_t n, i;
-    if (len < BUNDLE_ITEM_HEADER)
+    uint8_t i;
+    for (i = 0; i < QR_LEN; i++)
+        qr[i] = 0;
+}
+
+/* A short item: `m` value bytes after its epoch, the rest from `first`. */
+static uint8_t get_short(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], const uint8_t *first)
+{
+    uint8_t m = (uint8_t)(in[2] - BUNDLE_SHORT), i;
+    if (!first || m > QR_TUPLE_VALUES_MAX || m > len - BUNDLE_ITEM_HEADER - BUNDLE_SHORT_HEAD)
+        return 0;
+    clear(qr);
+    for (i = 0; i < BUNDLE_QR_HEAD; i++)
+        qr[i] = first[i];
+    qr[QR_OFF_EPOCH] = in[3];
+    qr[QR_OFF_EPOCH + 1u] = in[4];
+    for (i = 0; i < QR_TUPLE_HEADER; i++)
+        qr[QR_DATA + i] = first[QR_DATA + i];
+    for (i = 0; i < m; i++)
+        qr[QR_DATA + QR_TUPLE_HEADER + i] = in[BUNDLE_ITEM_HEADER + BUNDLE_SHORT_HEAD + i];
+    return (uint8_t)(BUNDLE_ITEM_HEADER + BUNDLE_SHORT_HEAD + m);
+}
+
+uint8_t bundle_get(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], uint16_t *origin,
+                   const uint8_t *first)
+{
+    uint8_t n, i, used;
+    if (len < BUNDLE_ITEM_HEADER + BUNDLE_SHORT_HEAD)
         return 0;
     n = in[2];
+    if (n & BUNDLE_SHORT) {
+        used = get_short(in, len, qr, first);
+        if (used)
+            *origin = le16_get(in);
+        return used;
+    }
     if (n < BUNDLE_QR_HEAD + QR_TUPLE_HEADER || n > BUNDLE_QR_HEAD + QR_DATA_LEN ||
         n > len - BUNDLE_ITEM_HEADER || in[BUNDLE_ITEM_HEADER + QR_OFF_TYPE] != QR_TUPLE)
         return 0;
     *origin = le16_get(in);
-    for (i = 0; i < QR_LEN; i++)
-        qr[i] = 0;
+    clear(qr);
     for (i = 0; i < BUNDLE_QR_HEAD; i++)
         qr[i] = in[BUNDLE_ITEM_HEADER + i];
     for (i = BUNDLE_QR_HEAD; i < n; i++)
@@ -58,10 +114,10 @@ uint8_t bundle_get(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], uint16_t 
 
 uint8_t bundle_count(const uint8_t *in, uint8_t len)
 {
-    uint8_t qr[QR_LEN], count = 0, used;
+    uint8_t first[QR_LEN], qr[QR_LEN], count = 0, used;
     uint16_t origin;
     while (len) {
-        used = bundle_get(in, len, qr, &origin);
+        used = bundle_get(in, len, count ? qr : first, &origin, count ? first : 0);
         if (used == 0)
             return 0;
         in += used;

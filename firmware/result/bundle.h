@@ -8,13 +8,17 @@
  * queued for the same parent sends them in one frame, one ack.
  *
  * Frame: TOS header, the multihop header (the sender's seqno, hop count and
- * origin of the first item), then items, each
+ * origin of the first item), then items. The first is whole:
  *     origin u16 | n u8 | QueryResult bytes 0..5 (qid, idx, epoch, qrType)
  *                       | QueryResult bytes 14.. (the tuple), n - 5 of them,
- * the tuple's trailing zero bytes left off. timeSyncData, clockCount and
- * lastDiff (bytes 5..14) are not carried: a tuple's are zero but for the time,
- * which every hop stamps anew and the root stamps last, so the root's AM 240
- * on the UART is byte for byte what it would have been.
+ * the tuple's trailing zero bytes left off. Each later one of the same query,
+ * result index and tuple header (qid, numFields, notNull) as the first is short:
+ *     origin u16 | 0x80 + m u8 | epoch u16 | the values, m bytes,
+ * the rest taken from the first: three tuples of two 2-byte fields fit where two
+ * whole ones did. timeSyncData, clockCount and lastDiff (bytes 5..14) are not
+ * carried: a tuple's are zero but for the time, which every hop stamps anew and
+ * the root stamps last, so the root's AM 240 on the UART is byte for byte what
+ * it would have been.
  *
  * Only tuples travel so (records must meet their parent's interval alone), and
  * only to a parent whose beacons carry motebase's trailer (net/routing.h): an
@@ -30,21 +34,25 @@
 
 #define BUNDLE_ITEM_HEADER 3u /* origin u16, n u8 */
 #define BUNDLE_QR_HEAD 5u     /* qid, idx, epoch u16, qrType */
-/* A tuple's smallest item: its 6-byte tuple header, no value. */
+#define BUNDLE_SHORT 0x80u    /* n: a short item, m = n - BUNDLE_SHORT value bytes */
+#define BUNDLE_SHORT_HEAD 2u  /* a short item's epoch */
+/* A tuple's smallest whole item: its 6-byte tuple header, no value. */
 #define BUNDLE_ITEM_MIN (BUNDLE_ITEM_HEADER + BUNDLE_QR_HEAD + QR_TUPLE_HEADER)
-#define BUNDLE_ITEM_MAX (BUNDLE_ITEM_HEADER + BUNDLE_QR_HEAD + QR_DATA_LEN)
 
-/* Bytes `qr` takes as an item; 0 if it cannot travel in a bundle (not a tuple,
- * or clockCount/lastDiff not zero). */
-uint8_t bundle_item_size(const uint8_t qr[QR_LEN]);
+/* Bytes `qr` takes as an item after `first` (NULL: as the first, whole); 0 if it
+ * cannot travel in a bundle (not a tuple, or clockCount/lastDiff not zero). */
+uint8_t bundle_item_size(const uint8_t qr[QR_LEN], const uint8_t *first);
 
-/* Append `qr` from `origin` at out[0..room). Returns the bytes written, 0 (nothing
- * written) if it cannot travel in a bundle or does not fit. */
-uint8_t bundle_put(uint8_t *out, uint8_t room, const uint8_t qr[QR_LEN], uint16_t origin);
+/* Append `qr` from `origin` at out[0..room), short if `first` (the bundle's first
+ * QueryResult, NULL for the first itself) allows. Returns the bytes written, 0
+ * (nothing written) if it cannot travel in a bundle or does not fit. */
+uint8_t bundle_put(uint8_t *out, uint8_t room, const uint8_t qr[QR_LEN], uint16_t origin,
+                   const uint8_t *first);
 
-/* Read the item at in[0..len) back into a whole QueryResult (time fields zero).
- * Returns the bytes it took, 0 if malformed. */
-uint8_t bundle_get(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], uint16_t *origin);
+/* Read the item at in[0..len) back into a whole QueryResult (time fields zero);
+ * a short one needs `first`. Returns the bytes it took, 0 if malformed. */
+uint8_t bundle_get(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], uint16_t *origin,
+                   const uint8_t *first);
 
 /* Items in a bundle body of `len` bytes; 0 if any is malformed. */
 uint8_t bundle_count(const uint8_t *in, uint8_t len);

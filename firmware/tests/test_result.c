@@ -111,39 +111,74 @@ static void test_bundle_items(void)
     uint8_t out[40], back[42], bad[42];
     uint16_t origin = 0;
     memset(out, 0xEE, sizeof out);
-    CHECK_EQ(bundle_item_size(tuple), 19 - 1);
-    CHECK_EQ(bundle_put(out, 17, tuple, 0x1234), 0); /* no room: nothing written */
+    CHECK_EQ(bundle_item_size(tuple, 0), 19 - 1);
+    CHECK_EQ(bundle_put(out, 17, tuple, 0x1234, 0), 0); /* no room: nothing written */
     CHECK_EQ(out[0], 0xEE);
-    CHECK_EQ(bundle_put(out, sizeof out, tuple, 0x1234), 18);
+    CHECK_EQ(bundle_put(out, sizeof out, tuple, 0x1234, 0), 18);
     CHECK_BYTES(out, item, 19); /* and nothing written past it */
-    CHECK_EQ(bundle_get(out, 18, back, &origin), 18);
+    CHECK_EQ(bundle_get(out, 18, back, &origin, 0), 18);
     CHECK_EQ(origin, 0x1234);
     memcpy(bad, tuple, 42);
     memset(bad + 5, 0, 5); /* the time is not carried */
     CHECK_BYTES(back, bad, 42);
-    CHECK_EQ(bundle_get(out, 17, back, &origin), 0); /* truncated */
+    CHECK_EQ(bundle_get(out, 17, back, &origin, 0), 0); /* truncated */
     CHECK_EQ(bundle_count(out, 18), 1);
     CHECK_EQ(bundle_count(out, 19), 0); /* a stray byte spoils the bundle */
-    memcpy(out + 18, out, 18);
-    CHECK_EQ(bundle_count(out, 36), 2);
     out[2] = 5 + 5; /* shorter than a tuple header */
-    CHECK_EQ(bundle_get(out, 36, back, &origin), 0);
+    CHECK_EQ(bundle_get(out, 18, back, &origin, 0), 0);
     /* Trailing zero values are left off and come back. */
     memcpy(bad, tuple, 42);
     bad[22] = bad[23] = 0;
-    CHECK_EQ(bundle_item_size(bad), 3 + 5 + 6 + 1); /* nodeid's low byte ends it */
-    CHECK_EQ(bundle_put(out, sizeof out, bad, 9), 15);
-    CHECK_EQ(bundle_get(out, 15, back, &origin), 15);
+    CHECK_EQ(bundle_item_size(bad, 0), 3 + 5 + 6 + 1); /* nodeid's low byte ends it */
+    CHECK_EQ(bundle_put(out, sizeof out, bad, 9, 0), 15);
+    CHECK_EQ(bundle_get(out, 15, back, &origin, 0), 15);
     memset(bad + 5, 0, 5);
     CHECK_BYTES(back, bad, 42);
     /* Records, and tuples with clockCount or lastDiff set, go alone. */
     memcpy(bad, tuple, 42);
     bad[QR_OFF_TYPE] = QR_AGG_RECORD;
-    CHECK_EQ(bundle_item_size(bad), 0);
-    CHECK_EQ(bundle_put(out, sizeof out, bad, 9), 0);
+    CHECK_EQ(bundle_item_size(bad, 0), 0);
+    CHECK_EQ(bundle_put(out, sizeof out, bad, 9, 0), 0);
     memcpy(bad, tuple, 42);
     bad[12] = 1;
-    CHECK_EQ(bundle_item_size(bad), 0);
+    CHECK_EQ(bundle_item_size(bad, 0), 0);
+}
+
+/* Items after the first of the same query and tuple header are short: origin, length,
+ * epoch, values. */
+static void test_bundle_short_items(void)
+{
+    static const uint8_t first[42] = {
+        0x05, 0x00, 0x02, 0x01, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0x05, 0x02, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x04};
+    static const uint8_t later[42] = {
+        0x05, 0x00, 0x03, 0x01, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0x05, 0x02, 0x03, 0x00, 0x00, 0x00, 0x09, 0x00, 0x10, 0x00}; /* light's 0 left off */
+    static const uint8_t short_item[8] = {0x09, 0x00, 0x80 + 3, 0x03, 0x01, 0x09, 0x00, 0x10};
+    uint8_t out[60], back[42], other[42];
+    uint16_t origin = 0;
+    uint8_t n;
+    CHECK_EQ(bundle_item_size(later, first), 8);
+    n = bundle_put(out, sizeof out, first, 7, 0);
+    CHECK_EQ(n, 18);
+    CHECK_EQ(bundle_put(out + n, 7, later, 9, first), 0); /* no room */
+    CHECK_EQ(bundle_put(out + n, (uint8_t)(sizeof out - n), later, 9, first), 8);
+    CHECK_BYTES(out + n, short_item, 8);
+    CHECK_EQ(bundle_get(out + n, 8, back, &origin, first), 8);
+    CHECK_EQ(origin, 9);
+    CHECK_BYTES(back, later, 42);
+    CHECK_EQ(bundle_get(out + n, 8, back, &origin, 0), 0); /* short: needs the first */
+    CHECK_EQ(bundle_count(out, (uint8_t)(n + 8)), 2);
+    CHECK_EQ(bundle_count(out + n, 8), 0); /* a bundle cannot open with a short item */
+    memcpy(out + n + 8, out + n, 8);
+    CHECK_EQ(bundle_count(out, (uint8_t)(n + 16)), 3);
+    /* Another query, or another notNull, goes whole. */
+    memcpy(other, later, 42);
+    other[QR_OFF_QID] = other[QR_DATA] = 6;
+    CHECK_EQ(bundle_item_size(other, first), 3 + 5 + 9);
+    memcpy(other, later, 42);
+    other[QR_DATA + 2] = 0x01;
+    CHECK_EQ(bundle_item_size(other, first), 3 + 5 + 9);
 }
 
 int main(int argc, char **argv)
@@ -154,5 +189,6 @@ int main(int argc, char **argv)
     test_record_golden();
     test_tuple_average();
     test_bundle_items();
+    test_bundle_short_items();
     return check_report(argv[0]);
 }

@@ -7,12 +7,12 @@ The rule of docs/accuracy.md ("the channel's capacity"), measured on the emulate
   its backoff (firmware/net/airtime.h: 50 ms at the CC1000's 19.2 kbit/s), with a quarter of
   slack: ``k x G x 50 ms x 5/4 <= P / n``;
 * every tuple crosses a child of the root, and a link to the root carries about 25 frames a
-  second (40 ms a frame: 36 ms on the air and its backoff), each with one tuple, or two where
-  two of the query's tuples fit one bundle (firmware/result/bundle.h: 14 bytes and the values
-  each, 42 in all): a tuple query delivers every tuple while the busiest root child's
-  subtree holds at most ``P x tuples per frame / 40 ms`` nodes. Measured lossless, 100-node
-  grid (66 nodes below one root child), ``SELECT nodeid, light``: one tuple a frame, 67 % at
-  1 s; bundled, 99.5 % at 1 s and every tuple from 2 s.
+  second (40 ms a frame: 36 ms on the air and its backoff), each with one tuple, or as many
+  as fit one bundle (firmware/result/bundle.h: 14 bytes and the values for the first, 5 and
+  the values for each other, 42 in all): a tuple query delivers every tuple while the
+  busiest root child's subtree holds at most ``P x tuples per frame / 40 ms`` nodes.
+  Measured lossless, 100-node grid (66 nodes below one root child), ``SELECT nodeid,
+  light`` (3 a frame): one tuple a frame, 67 % at 1 s; bundled, every tuple from 1 s.
 
 Past these, results wait in queues, records miss their parent's interval and tuples are
 refused: delivery falls, answers stay sound. ``mote explain --nodes N`` prints it.
@@ -46,16 +46,18 @@ TUPLE_MS_PER_NODE = 40
 """Airtime a frame of tuples takes on the busiest link, the one into the root."""
 BUNDLE_ROOM = 42
 """Bytes after the multihop header; a bundle's items share them (firmware/result/bundle.h)."""
-BUNDLE_ITEM_FIXED = 14
-"""An item's bytes besides the values: origin, length, the result's head, the tuple header."""
-BUNDLE_MAX = 2
-"""Tuples a relay bundles at most: the first and what its 28-byte store holds."""
+BUNDLE_WHOLE_FIXED = 14
+"""The first item's bytes besides the values: origin, length, the result's head, the tuple
+header."""
+BUNDLE_SHORT_FIXED = 5
+"""A later item's: origin, length, epoch."""
 
 
 def tuples_per_frame(plan: QueryPlan) -> int:
-    """Tuples of the query one frame carries toward the root: two where two items fit."""
-    item = BUNDLE_ITEM_FIXED + sum(field_size(f.wire_type) for f in plan.fields)
-    return max(1, min(BUNDLE_MAX, BUNDLE_ROOM // item))
+    """Tuples of the query one frame carries toward the root: the first whole, then as many
+    short ones as fit (values of at most their wire size: trailing zeros only shorten)."""
+    values = sum(field_size(f.wire_type) for f in plan.fields)
+    return 1 + max(0, BUNDLE_ROOM - BUNDLE_WHOLE_FIXED - values) // (BUNDLE_SHORT_FIXED + values)
 
 
 @dataclass(frozen=True)

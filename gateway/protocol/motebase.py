@@ -24,13 +24,15 @@ but whose results may still arrive; the gateway must not reuse their ids yet.
 
 Bundle, AM 241, radio only (firmware/result/bundle.h): a relay's queued tuples for one
 motebase parent in one frame, after the multihop header. Never on the serial line: the root
-writes each tuple as its own AM 240. Per item::
+writes each tuple as its own AM 240. The first item is whole, later ones of the same query,
+result index and tuple header are short::
 
-    originaddr u16 | n u8 | qid | result_idx | epoch u16 | qrType 2 | tuple bytes (n - 5)
+    whole: originaddr u16 | n u8 | qid | result_idx | epoch u16 | qrType 2 | tuple (n - 5)
+    short: originaddr u16 | 0x80 + m u8 | epoch u16 | values (m)
 
-The tuple bytes are the QueryResult's tuple part without its trailing zeros; the time,
-clockCount and lastDiff are not carried (a tuple's are zero, but for the time every hop
-stamps anew).
+The tuple bytes are the QueryResult's tuple part without its trailing zeros, a short item's
+values those after the first's tuple header; the time, clockCount and lastDiff are not
+carried (a tuple's are zero, but for the time every hop stamps anew).
 """
 
 from __future__ import annotations
@@ -143,36 +145,54 @@ def parse_status_extension(payload: bytes) -> dict[str, Any] | None:
 AM_BUNDLE = 241
 _BUNDLE_QR_HEAD = 5  # qid, result_idx, epoch, qrType
 _TUPLE_HEADER = 6  # the tuple's qid, numFields, notNull
+_SHORT = 0x80  # n: a short item, n - 0x80 value bytes
 
-BundleItem = cs.Struct(
-    "originaddr" / cs.Int16ul,
-    "n" / cs.Int8ul,
+_WholeItem = cs.Struct(
     "qid" / cs.Int8ul,
     "result_idx" / cs.Int8sl,
     "epoch" / cs.Int16ul,
     "qrType" / cs.Const(2, cs.Int8ul),
-    "tuple" / cs.Bytes(cs.this.n - _BUNDLE_QR_HEAD),
+    "tuple" / cs.Bytes(cs.this._.n - _BUNDLE_QR_HEAD),
+)
+_ShortItem = cs.Struct("epoch" / cs.Int16ul, "values" / cs.Bytes(cs.this._.n - _SHORT))
+BundleItem = cs.Struct(
+    "originaddr" / cs.Int16ul,
+    "n" / cs.Int8ul,
+    "short" / cs.Computed(cs.this.n >= _SHORT),
+    "item" / cs.IfThenElse(cs.this.short, _ShortItem, _WholeItem),
 )
 Bundle = cs.GreedyRange(BundleItem)
 
 
 def parse_bundle(body: bytes) -> list[tuple[int, bytes]]:
     """Each item of a bundle body (after the multihop header) as (originaddr, QueryResult
-    bytes): the 42 bytes its parent rebuilds, time fields zero. DecodeError if malformed."""
+    bytes): the 42 bytes its parent rebuilds, time fields zero. A short item takes its
+    query, result index and tuple header from the first, which must be whole.
+    DecodeError if malformed."""
     items = parse("Bundle", cs.Struct("items" / Bundle, cs.Terminated), body)["items"]
+    if not items:
+        return []
+    if items[0]["short"]:
+        raise DecodeError("Bundle", "the first item is short: nothing to take its header from")
+    first = items[0]["item"]
     out = []
     for item in items:
-        if not _TUPLE_HEADER <= len(item["tuple"]) <= RESULT_UNION_LEN:
-            raise DecodeError("Bundle", f"a tuple of {len(item['tuple'])} bytes")
+        whole = item["item"]
+        tuple_bytes = (
+            first["tuple"][:_TUPLE_HEADER] + whole["values"] if item["short"] else whole["tuple"]
+        )
+        if not _TUPLE_HEADER <= len(tuple_bytes) <= RESULT_UNION_LEN:
+            raise DecodeError("Bundle", f"a tuple of {len(tuple_bytes)} bytes")
+        head = first if item["short"] else whole
         result = {
-            "qid": item["qid"],
-            "result_idx": item["result_idx"],
-            "epoch": item["epoch"],
+            "qid": head["qid"],
+            "result_idx": head["result_idx"],
+            "epoch": whole["epoch"],
             "qrType": 2,
             "timeSyncData": bytes(TIME_SYNC_LEN),
             "clockCount": 0,
             "lastDiff": 0,
-            "d": TupleData.parse(item["tuple"].ljust(RESULT_UNION_LEN, b"\0")),
+            "d": TupleData.parse(tuple_bytes.ljust(RESULT_UNION_LEN, b"\0")),
         }
         out.append((item["originaddr"], build("QueryResult", QueryResult, result)))
     return out
