@@ -142,12 +142,7 @@ static void make_entry(radioq_entry *e, const uint8_t *qr, uint16_t origin, int1
         e->payload[i] = qr[i];
 }
 
-/*
- * A record must reach the parent within the parent's interval; a tuple can wait.
- * A tuple held for a parent that has not taken it yet (busy, without room) goes
- * back to the queue so the record goes first. It keeps no seqno there: if the
- * parent did take an earlier send, the resend is a duplicate the gateway drops.
- */
+/* A tuple back into the result queue, as tx_result queued it. */
 static uint8_t requeue(mote_state *st, const uint8_t *qr, uint16_t origin)
 {
     radioq_entry e;
@@ -174,6 +169,12 @@ static void unbundle(mote_state *st)
     st->held.more_count = 0;
 }
 
+/*
+ * A record must reach the parent within the parent's interval; a tuple can wait.
+ * A tuple held for a parent that has not taken it yet (busy, without room) goes
+ * back to the queue so the record goes first. It keeps no seqno there: if the
+ * parent did take an earlier send, the resend is a duplicate the gateway drops.
+ */
 static void record_first(mote_state *st)
 {
     if (!st->held.valid || st->radio_busy || st->held.payload[QR_OFF_TYPE] != QR_TUPLE ||
