@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench_scripts import run_bench
+
 KEYS = {
     "node_epochs_per_s_max_1000",
     "node_epochs_per_s_select_1000",
@@ -20,13 +19,7 @@ KEYS = {
 
 def test_bench_quick_writes_all_keys(tmp_path: Path) -> None:
     out = tmp_path / "emulator.json"
-    subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "emulator.py"), "--quick", "--out", str(out)],
-        check=True,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=240,
-    )
+    run_bench("emulator.py", "--quick", "--out", str(out), timeout=240)
     result = json.loads(out.read_text())
     assert result.keys() >= KEYS
     assert result["quick"] is True
@@ -42,23 +35,16 @@ def test_yield_vs_load_draws_every_radio(tmp_path: Path) -> None:
     """bench/yield_vs_load.py on a tiny grid: a plot with a line per radio, and the lossless
     column complete at every period (4 nodes are far inside one root link's capacity)."""
     out = tmp_path / "yield.svg"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "yield_vs_load.py"),
-            "--nodes",
-            "4",
-            "--seeds",
-            "1",
-            "--epochs",
-            "3",
-            "--out",
-            str(out),
-        ],
-        check=True,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    done = run_bench(
+        "yield_vs_load.py",
+        "--nodes",
+        "4",
+        "--seeds",
+        "1",
+        "--epochs",
+        "3",
+        "--out",
+        str(out),
         timeout=240,
     )
     svg = ElementTree.fromstring(out.read_text())

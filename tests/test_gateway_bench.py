@@ -4,17 +4,17 @@ are what it says: AM 240 tuples that the gateway decodes to their values."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
+
+from bench_scripts import ROOT, run_bench
 
 from motebase.gateway.protocol.framing import Deframer
 from motebase.gateway.protocol.packet import decode_packet
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-import gateway_decode  # noqa: E402
+import gateway_decode
 
 
 def test_frames_decode_to_their_values() -> None:
@@ -30,11 +30,9 @@ def test_frames_decode_to_their_values() -> None:
 
 def test_bench_writes_its_report(tmp_path: Path) -> None:
     out = tmp_path / "gw.json"
-    subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "gateway_decode.py"), "--frames", "300",
-         "--repeat", "1", "--out", str(out)],
-        check=True, cwd=ROOT, capture_output=True, timeout=120,
-    )  # fmt: skip
+    run_bench(
+        "gateway_decode.py", "--frames", "300", "--repeat", "1", "--out", str(out), timeout=120
+    )
     report = json.loads(out.read_text())
     assert report["frames"] == 300
     assert report["mote_decode"]["best_frames_per_s"] > 0

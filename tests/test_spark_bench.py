@@ -4,24 +4,17 @@ reading of its log in Parquet (the script checks the counts) at a tiny size."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from bench_scripts import run_bench
 
 pytestmark = pytest.mark.spark
 
 
 def test_ingest_bench_writes_its_report(tmp_path: Path) -> None:
     out = tmp_path / "si.json"
-    subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "spark_ingest.py"), "--rows", "3000",
-         "--repeat", "1", "--out", str(out)],
-        check=True, cwd=ROOT, capture_output=True, timeout=300,
-    )  # fmt: skip
+    run_bench("spark_ingest.py", "--rows", "3000", "--repeat", "1", "--out", str(out), timeout=300)
     report = json.loads(out.read_text())
     assert (report["rows"], report["repeat"], report["master"]) == (3000, 1, "local[2]")
     assert report["motebase"]["median_rows_per_s"] > 0
