@@ -95,36 +95,43 @@ void tx_frame_start(mote_state *st, uint8_t *pkt, uint8_t len)
         stamp_time(st, field);
 }
 
-/* TOS header + multihop header + payload for a result from `origin`. */
-static uint8_t build_result_packet(mote_state *st, uint8_t *pkt, const uint8_t *payload,
-                                   uint8_t len, uint16_t origin)
+/*
+ * The TOS and multihop headers before `body_len` bytes of a result frame from `origin`
+ * (AM_DATA or AM_BUNDLE): to the parent, or from the root to the UART. Returns the
+ * frame's length.
+ */
+static uint8_t pack_result_headers(mote_state *st, uint8_t *pkt, uint8_t am, uint8_t body_len,
+                                   uint16_t origin)
 {
     mhop_header mh;
     uint16_t dest = routing_fill_header(&st->rt, &mh, origin);
-    uint8_t i;
     if (st->id == MOTE_ROOT_ID)
         dest = TOS_UART_ADDR;
-    pack_tos(st, pkt, dest, AM_DATA, (uint8_t)(MHOP_HEADER_LEN + len));
+    pack_tos(st, pkt, dest, am, (uint8_t)(MHOP_HEADER_LEN + body_len));
     mhop_header_pack(&mh, pkt + TOS_HEADER_LEN);
+    return (uint8_t)(TOS_HEADER_LEN + MHOP_HEADER_LEN + body_len);
+}
+
+/* A QueryResult from `origin` as an AM 240 frame, stamped with our time. */
+static uint8_t build_result_packet(mote_state *st, uint8_t *pkt, const uint8_t *payload,
+                                   uint8_t len, uint16_t origin)
+{
+    uint8_t i;
     for (i = 0; i < len; i++)
         pkt[TOS_HEADER_LEN + MHOP_HEADER_LEN + i] = payload[i];
     stamp_time(st, pkt + TOS_HEADER_LEN + MHOP_HEADER_LEN + QR_OFF_TIME);
-    return (uint8_t)(TOS_HEADER_LEN + MHOP_HEADER_LEN + len);
+    return pack_result_headers(st, pkt, AM_DATA, len, origin);
 }
 
 /* The held tuple and those bundled with it, as one AM_BUNDLE frame (result/bundle.h). */
 static uint8_t build_bundle_packet(mote_state *st, uint8_t *pkt)
 {
-    mhop_header mh;
-    uint16_t dest = routing_fill_header(&st->rt, &mh, st->held.origin);
     uint8_t *body = pkt + TOS_HEADER_LEN + MHOP_HEADER_LEN;
     uint8_t n = bundle_put(body, MHOP_PAYLOAD_MAX, st->held.payload, st->held.origin, 0), i;
     for (i = 0; i < st->held.more_len; i++)
         body[n + i] = st->held.more[i];
-    n = (uint8_t)(n + st->held.more_len);
-    pack_tos(st, pkt, dest, AM_BUNDLE, (uint8_t)(MHOP_HEADER_LEN + n));
-    mhop_header_pack(&mh, pkt + TOS_HEADER_LEN);
-    return (uint8_t)(TOS_HEADER_LEN + MHOP_HEADER_LEN + n);
+    return pack_result_headers(st, pkt, AM_BUNDLE, (uint8_t)(n + st->held.more_len),
+                               st->held.origin);
 }
 
 static void make_entry(radioq_entry *e, const uint8_t *qr, uint16_t origin, int16_t value)
