@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from motebase.gateway.plan.model import QueryPlan
+from motebase.gateway.protocol.motebase import tuples_per_bundle
 from motebase.gateway.protocol.result import field_size
 
 RECORD_MS = 50
@@ -44,20 +45,12 @@ def epoch_intervals(epoch_ms: int) -> int:
 RECORD_SLACK = 5 / 4
 TUPLE_MS_PER_NODE = 40
 """Airtime a frame of tuples takes on the busiest link, the one into the root."""
-BUNDLE_ROOM = 42
-"""Bytes after the multihop header; a bundle's items share them (firmware/result/bundle.h)."""
-BUNDLE_WHOLE_FIXED = 14
-"""The first item's bytes besides the values: origin, length, the result's head, the tuple
-header."""
-BUNDLE_SHORT_FIXED = 5
-"""A later item's: origin, length, epoch."""
 
 
 def tuples_per_frame(plan: QueryPlan) -> int:
-    """Tuples of the query one frame carries toward the root: the first whole, then as many
-    short ones as fit (values of at most their wire size: trailing zeros only shorten)."""
-    values = sum(field_size(f.wire_type) for f in plan.fields)
-    return 1 + max(0, BUNDLE_ROOM - BUNDLE_WHOLE_FIXED - values) // (BUNDLE_SHORT_FIXED + values)
+    """Tuples of the query one frame carries toward the root: a bundle of them
+    (gateway/protocol/motebase.py), its values at most their wire size."""
+    return tuples_per_bundle(sum(field_size(f.wire_type) for f in plan.fields))
 
 
 @dataclass(frozen=True)

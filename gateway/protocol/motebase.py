@@ -47,8 +47,10 @@ from motebase.gateway.protocol.codec import build, parse
 from motebase.gateway.protocol.errors import DecodeError
 from motebase.gateway.protocol.query import QUERY_MESSAGE_LEN
 from motebase.gateway.protocol.result import (
+    QUERY_RESULT_LEN,
     RESULT_UNION_LEN,
     TIME_SYNC_LEN,
+    TUPLE_DATA_LEN,
     QueryResult,
     TupleData,
 )
@@ -143,25 +145,36 @@ def parse_status_extension(payload: bytes) -> dict[str, Any] | None:
 
 
 AM_BUNDLE = 241
-_BUNDLE_QR_HEAD = 5  # qid, result_idx, epoch, qrType
-_TUPLE_HEADER = 6  # the tuple's qid, numFields, notNull
 _SHORT = 0x80  # n: a short item, n - 0x80 value bytes
 
-_WholeItem = cs.Struct(
+_ItemHeader = cs.Struct("originaddr" / cs.Int16ul, "n" / cs.Int8ul)
+_WholeHead = cs.Struct(
     "qid" / cs.Int8ul,
     "result_idx" / cs.Int8sl,
     "epoch" / cs.Int16ul,
     "qrType" / cs.Const(2, cs.Int8ul),
-    "tuple" / cs.Bytes(cs.this._.n - _BUNDLE_QR_HEAD),
 )
-_ShortItem = cs.Struct("epoch" / cs.Int16ul, "values" / cs.Bytes(cs.this._.n - _SHORT))
+_ShortHead = cs.Struct("epoch" / cs.Int16ul)
+_BUNDLE_QR_HEAD = _WholeHead.sizeof()
+_TUPLE_HEADER = TupleData.sizeof() - TUPLE_DATA_LEN  # the tuple's qid, numFields, notNull
+
+_WholeItem = cs.Struct(*_WholeHead.subcons, "tuple" / cs.Bytes(cs.this._.n - _BUNDLE_QR_HEAD))
+_ShortItem = cs.Struct(*_ShortHead.subcons, "values" / cs.Bytes(cs.this._.n - _SHORT))
 BundleItem = cs.Struct(
-    "originaddr" / cs.Int16ul,
-    "n" / cs.Int8ul,
+    *_ItemHeader.subcons,
     "short" / cs.Computed(cs.this.n >= _SHORT),
     "item" / cs.IfThenElse(cs.this.short, _ShortItem, _WholeItem),
 )
 Bundle = cs.GreedyRange(BundleItem)
+
+
+def tuples_per_bundle(value_bytes: int) -> int:
+    """Tuples with ``value_bytes`` of values one bundle carries: the first whole, then as
+    many short ones as the 42 bytes after the multihop header hold (firmware/result/bundle.h;
+    trailing zero values, left off, only make room)."""
+    whole = _ItemHeader.sizeof() + _BUNDLE_QR_HEAD + _TUPLE_HEADER + value_bytes
+    short = _ItemHeader.sizeof() + _ShortHead.sizeof() + value_bytes
+    return 1 + max(0, QUERY_RESULT_LEN - whole) // short
 
 
 def parse_bundle(body: bytes) -> list[tuple[int, bytes]]:
