@@ -1,9 +1,10 @@
-"""setuptools hook: compile ``motebase.emu._motesim`` with cffi when the package is built.
+"""setuptools hook: compile the package's cffi extensions when it is built.
 
-pyproject.toml declares the extension by name only; this ``build_ext`` swaps in
-the real Extension that cffi generates (C source emitted from the cdef, plus the
-firmware and emulator sources), so ``pip install .`` needs no manual step and no
-top-level setup.py.
+``motebase.emu._motesim`` (the firmware core and the emulator, emu/build_ffi.py) and
+``motebase.gateway.protocol._fastlane`` (the C walk of ``mote decode``,
+gateway/protocol/fastlane_build.py). pyproject.toml declares them by name only; this
+``build_ext`` swaps in the real Extensions that cffi generates, so ``pip install .`` needs
+no manual step and no top-level setup.py.
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ from pathlib import Path
 
 from setuptools.command.build_ext import build_ext
 
-_BUILD_SCRIPT = Path(__file__).resolve().parent / "build_ffi.py"
+_HERE = Path(__file__).resolve().parent
+_BUILD_SCRIPTS = {
+    "_motesim_build": _HERE / "build_ffi.py",
+    "_fastlane_build": _HERE.parent / "gateway" / "protocol" / "fastlane_build.py",
+}
 
 
-def _load_ffibuilder():  # -> cffi.FFI, loaded from the build script at build time
-    spec = importlib.util.spec_from_file_location("_motesim_build", _BUILD_SCRIPT)
+def _load_ffibuilder(name: str):  # -> cffi.FFI, loaded from the build script at build time
+    spec = importlib.util.spec_from_file_location(name, _BUILD_SCRIPTS[name])
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -26,11 +31,15 @@ def _load_ffibuilder():  # -> cffi.FFI, loaded from the build script at build ti
 
 class CffiBuildExt(build_ext):
     def finalize_options(self) -> None:
-        # Swap before setuptools finalizes, so it annotates the real Extension.
-        ext = _load_ffibuilder().distutils_extension(tmpdir="build/cffi", verbose=False)
+        # Swap before setuptools finalizes, so it annotates the real Extensions.
+        exts = [
+            _load_ffibuilder(name).distutils_extension(tmpdir="build/cffi", verbose=False)
+            for name in _BUILD_SCRIPTS
+        ]
         # Optional: without a working C compiler the install goes on without the emulator,
         # so a user with real motes needs none (emu/native.py says what to install to get
-        # it; README, docs/hardware.md).
-        ext.optional = True
-        self.distribution.ext_modules = [ext]
+        # it; README, docs/hardware.md), and `mote decode` uses its Python lanes.
+        for ext in exts:
+            ext.optional = True
+        self.distribution.ext_modules = exts
         super().finalize_options()

@@ -19,6 +19,15 @@ from pathlib import Path
 import pytest
 
 from motebase.emu.native import missing_message
+from motebase.gateway.protocol.framing import frame_packet
+from motebase.gateway.protocol.result import QrType, WireType, build_query_result
+from motebase.gateway.protocol.tos import (
+    DEFAULT_GROUP,
+    UART_ADDR,
+    AmType,
+    build_mhop,
+    build_tos_packet,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 LAYERS = {"gateway": "motebase/gateway", "emu": "motebase/emu", "spark": "motebase/spark"}
@@ -86,6 +95,13 @@ def test_the_emulator_extension_is_built_into_motebase_emu(wheel: Path) -> None:
     assert built[0].startswith("motebase/emu/_motesim.") and built[0].endswith(".so")
 
 
+def test_the_decoders_c_walk_is_built_into_the_protocol_package(wheel: Path) -> None:
+    built = [name for name in names(wheel) if "_fastlane" in name]
+    assert len(built) == 1
+    assert built[0].startswith("motebase/gateway/protocol/_fastlane.")
+    assert built[0].endswith(".so")
+
+
 def test_the_entry_points_name_motebase_modules(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         text = archive.read("motebase-0.1.0.dist-info/entry_points.txt").decode()
@@ -100,6 +116,34 @@ def test_without_a_compiler_the_wheel_builds_without_the_emulator(
     wheel_without_compiler: Path,
 ) -> None:
     assert [name for name in names(wheel_without_compiler) if "_motesim" in name] == []
+    assert [name for name in names(wheel_without_compiler) if "_fastlane" in name] == []
+
+
+TUPLE_FRAMES = [
+    frame_packet(
+        build_tos_packet(
+            UART_ADDR,
+            AmType.QUERY_RESULT,
+            DEFAULT_GROUP,
+            build_mhop(
+                0,
+                origin,
+                1,
+                1,
+                build_query_result(
+                    {
+                        "qid": 1,
+                        "epoch": 1,
+                        "qrType": QrType.NOT_AGG,
+                        "d": {"values": [origin, 500]},
+                    },
+                    (WireType.UINTTWO, WireType.UINTTWO),
+                ),
+            ),
+        )
+    )
+    for origin in range(3)
+]
 
 
 # The old top-level names refused, as in a clean environment: the development venv's
@@ -171,3 +215,10 @@ def test_an_install_without_the_emulator_runs_the_gateway_and_names_what_to_inst
         done = run(MOTE, *args, env=env, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert done.stdout != ""
+    # Without the C walk, `mote decode --raw` decodes with its Python lanes.
+    (tmp_path / "frames.bin").write_bytes(b"".join(TUPLE_FRAMES))
+    decoded = run(MOTE, "decode", "--raw", "frames.bin", env=env, cwd=tmp_path)
+    assert decoded.returncode == 0, decoded.stderr
+    assert [json.loads(line)["body"]["d"]["values"] for line in decoded.stdout.splitlines()] == [
+        [origin, 500] for origin in range(3)
+    ]

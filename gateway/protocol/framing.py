@@ -18,6 +18,7 @@ receiver, so sync is regained at the next flag.
 from __future__ import annotations
 
 import binascii
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import IntEnum
 from typing import NamedTuple
@@ -123,6 +124,45 @@ class Deframer:
                 frames.append(frame)
         self._keep(tail)
         return frames
+
+    def feed_walk(
+        self,
+        chunk: bytes,
+        walk: Callable[[bytes, int, int], int],
+        on_frame: Callable[[Frame], None],
+    ) -> None:
+        """:meth:`feed`, with the frames between flags offered to ``walk(data, start, end)``
+        first: it takes frames from ``start`` on and returns where it stopped (``end`` or
+        the start of a frame it leaves), and that one frame goes the way :meth:`feed` takes
+        (counted, and to ``on_frame`` if good). Counts and frames are :meth:`feed`'s."""
+        data = self._partial + chunk if self._partial else chunk
+        self._partial = b""
+        pos = 0
+        if not self._synced:
+            first = data.find(_FLAG_BYTE)
+            if first < 0:
+                self.stats.noise_bytes += len(data)
+                return
+            self.stats.noise_bytes += first
+            self._synced = True
+            pos = first + 1
+        last = data.rfind(_FLAG_BYTE)
+        if last < pos:
+            self._keep(data[pos:])
+            return
+        if self._overflow:  # the rest of a frame already too long: dropped, uncounted
+            pos = data.index(_FLAG_BYTE, pos) + 1
+            self._overflow = False
+        while pos <= last:
+            pos = walk(data, pos, last + 1)
+            if pos > last:
+                break
+            end = data.index(_FLAG_BYTE, pos)
+            frame = self._end_of_frame(data[pos:end]) if end > pos else None
+            if frame is not None:
+                on_frame(frame)
+            pos = end + 1
+        self._keep(data[last + 1 :])
 
     def _keep(self, tail: bytes) -> None:
         """Hold the start of a frame until its closing flag, bounded by the MTU."""

@@ -43,9 +43,11 @@ from motebase.gateway.protocol.tos import (
 )
 
 _RESULT_AT = TOS_HEADER_LEN + MHOP_HEADER_LEN
-_QR_TYPE_AT = _RESULT_AT + (field_offset(QueryResult, ["qrType"]) or 0)
+#: Where a packet's qrType is, and where its numFields and notNull end: the shape key's
+#: bytes besides the AM header and the length (TupleLane._shape, csrc/fastlane.c).
+QR_TYPE_AT = _RESULT_AT + (field_offset(QueryResult, ["qrType"]) or 0)
 _TUPLE_AT = _RESULT_AT + (field_offset(QueryResult, ["d"]) or 0)
-_NOT_NULL_END = _TUPLE_AT + (field_offset(TupleData, ["fields"]) or 0)
+NOT_NULL_END = _TUPLE_AT + (field_offset(TupleData, ["fields"]) or 0)
 _RESULT_AMS = (AmType.QUERY_RESULT, AmType.DIRECTED_DATA)
 
 #: A leaf of the flattened layout: where it goes (the path of names: ``header``, ``mhop``
@@ -73,8 +75,8 @@ class _Shape:
         ]
         for con, prefix in parts:
             _flatten_into(con, prefix, leaves, formats)
-        not_null = int.from_bytes(packet[_NOT_NULL_END - 4 : _NOT_NULL_END], "little")
-        self.num_fields = packet[_NOT_NULL_END - 5]
+        not_null = int.from_bytes(packet[NOT_NULL_END - 4 : NOT_NULL_END], "little")
+        self.num_fields = packet[NOT_NULL_END - 5]
         for i in range(self.num_fields):
             if not (not_null >> i) & 1:
                 continue  # NULL: no bytes, None (null in the JSON)
@@ -84,6 +86,7 @@ class _Shape:
             _flatten_into(value, ("body", "d", "values", str(i)), leaves, formats)
         # Bytes a byte at a time for the JSON's %02x, whole for the dicts.
         self.unpack_json = _unpacker(leaves, formats, "B")
+        self._holes = _hole_offsets(leaves, formats)
         self.unpack = _unpacker(leaves, formats, "s")
         self.template = _template(self.am, leaves, self.num_fields)
         self.layout = {
@@ -100,6 +103,11 @@ class _Shape:
 
     def line(self, packet: bytes) -> str:
         return self.template % self.unpack_json(packet)
+
+    def holes(self) -> list[tuple[int, str]]:
+        """Where each value of :meth:`line`'s template comes from: its offset in the
+        packet and its struct code, ``x`` for a byte of a bytes leaf (printed ``%02x``)."""
+        return self._holes
 
     def decoded(self, packet: bytes) -> DecodedPacket:
         v = self.unpack(packet)
@@ -120,6 +128,19 @@ def _unpacker(
         f"{size}{bytes_code}" if size else f for (_, size), f in zip(leaves, formats, strict=True)
     )
     return struct.Struct("<" + "".join(codes)).unpack_from
+
+
+def _hole_offsets(leaves: list[_Leaf], formats: list[str]) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    at = 0
+    for (_, size), code in zip(leaves, formats, strict=True):
+        if size:
+            out.extend((at + k, "x") for k in range(size))
+            at += size
+        else:
+            out.append((at, code))
+            at += struct.calcsize("<" + code)
+    return out
 
 
 def _flatten_into(
@@ -174,13 +195,22 @@ class TupleLane:
         self._shapes: dict[bytes, _Shape | None] = {}
 
     def _shape(self, packet: bytes) -> _Shape | None:
-        key = packet[2:5] + packet[_QR_TYPE_AT : _QR_TYPE_AT + 1]
-        key += packet[_NOT_NULL_END - 5 : _NOT_NULL_END] + len(packet).to_bytes(2, "little")
+        key = packet[2:5] + packet[QR_TYPE_AT : QR_TYPE_AT + 1]
+        key += packet[NOT_NULL_END - 5 : NOT_NULL_END] + len(packet).to_bytes(2, "little")
         try:
             return self._shapes[key]
         except KeyError:
             shape = self._shapes[key] = self._learn(packet)
             return shape
+
+    def learned(self) -> list[tuple[bytes, _Shape]]:
+        """The shapes the lane takes, by key (:meth:`_shape`'s)."""
+        return [(key, shape) for key, shape in self._shapes.items() if shape is not None]
+
+    @property
+    def shapes_seen(self) -> int:
+        """How many shapes the lane has judged, taken or not: grows when one is learned."""
+        return len(self._shapes)
 
     def line(self, packet: bytes) -> str | None:
         shape = self._shape(packet)
@@ -192,9 +222,9 @@ class TupleLane:
 
     def _learn(self, packet: bytes) -> _Shape | None:
         if (
-            len(packet) < _NOT_NULL_END
+            len(packet) < NOT_NULL_END
             or packet[2] not in _RESULT_AMS
-            or packet[_QR_TYPE_AT] != QrType.NOT_AGG
+            or packet[QR_TYPE_AT] != QrType.NOT_AGG
         ):
             return None
         try:
