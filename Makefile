@@ -69,6 +69,7 @@ bench: $(BIN)/mote
 	$(BIN)/python bench/emulator.py
 	$(BIN)/python bench/gateway_decode.py
 	$(BIN)/python bench/spark_ingest.py
+	$(BIN)/python bench/issue10.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-tox .tox build *.egg-info

@@ -53,3 +53,23 @@ def test_yield_vs_load_draws_every_radio(tmp_path: Path) -> None:
     rows = [r for r in done.stdout.splitlines() if r.startswith("| ") and " s |" in r]
     assert len(rows) == 5
     assert all(row.split("|")[3].strip() == "1.000" for row in rows)
+
+
+def test_issue10_table_runs_its_cases_and_judges_the_targets(tmp_path: Path) -> None:
+    """bench/issue10.py on two small cases, one seed, a few epochs: the JSON holds each
+    case's per-seed value, its target and the verdict, and the table prints both rows."""
+    out = tmp_path / "issue10.json"
+    done = run_bench(
+        "issue10.py",
+        *("--cases", "select25_2s,count25", "--seeds", "1", "--epochs", "3"),
+        *("--jobs", "1", "--out", str(out)),
+        timeout=240,
+    )
+    cases = json.loads(out.read_text())["cases"]
+    assert list(cases) == ["select25_2s", "count25"]
+    (tuple_yield,) = cases["select25_2s"]["per_seed"]
+    assert 0.0 < tuple_yield <= 1.0
+    (count,) = cases["count25"]["per_seed"]
+    assert 0 < count <= 25  # a COUNT above the node count would be a wrong answer
+    assert cases["count25"]["met"] == (count >= 24)
+    assert "| select25_2s | yield |" in done.stdout and "| count25 | count |" in done.stdout
