@@ -79,6 +79,8 @@
 #define RESULT_MAX_TRIES 4u
 /* More sends of a record while its own interval lasts (txpath.c, record_may_retry). */
 #define RECORD_MAX_TRIES 10u
+/* Relays this close to the root keep resending a record an interval longer (txpath.c). */
+#define RECORD_LATE_DEPTH 4u
 /* A tuple waits for its parent rather than retrying blind (txpath.c), so its sends
  * mostly meet a parent that is active: it gets more of them before it is given up --
  * twice as many while the queue behind it is less than half full. Where the queue
