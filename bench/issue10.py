@@ -10,6 +10,7 @@ the JSON (bench/results/issue10.json, docs/radio.md's table).
     python bench/issue10.py                           # every case, seeds 1-5
     python bench/issue10.py --cases count25,max25 --seeds 10 --jobs 2
     python bench/issue10.py --cases select25_2s --seeds 1 --epochs 4 --out /tmp/t.json
+    python bench/issue10.py --link-model sinr --out /tmp/sinr.json  # another radio
 """
 
 from __future__ import annotations
@@ -73,10 +74,11 @@ CASES = {
 }
 
 
-def measure(name: str, seed: int, epochs: int | None) -> float:
-    """One case on one seed: its metric."""
+def measure(name: str, seed: int, epochs: int | None, link_model: str | None = None) -> float:
+    """One case on one seed: its metric (on ``link_model``, else the default radio)."""
     case = CASES[name]
-    config = NetworkConfig(nodes=case.nodes, topology=case.topology, seed=seed)
+    radio = {"link_model": link_model} if link_model else {}
+    config = NetworkConfig(nodes=case.nodes, topology=case.topology, seed=seed, **radio)
     with Network(config) as net:
         experiment = run_experiment(net, [QueryRun(case.sql)], epochs=epochs or case.epochs)
     (query,) = compare(result_records(experiment), truth_records(experiment)).queries.values()
@@ -90,13 +92,15 @@ def measure(name: str, seed: int, epochs: int | None) -> float:
     return statistics.median(counts) if counts else 0.0
 
 
-def _run(job: tuple[str, int, int | None]) -> tuple[str, int, float]:
-    name, seed, epochs = job
-    return name, seed, measure(name, seed, epochs)
+def _run(job: tuple[str, int, int | None, str | None]) -> tuple[str, int, float]:
+    name, seed, epochs, link_model = job
+    return name, seed, measure(name, seed, epochs, link_model)
 
 
-def run(names: Sequence[str], seeds: int, epochs: int | None, jobs: int) -> dict[str, Any]:
-    work = [(name, seed, epochs) for name in names for seed in range(1, seeds + 1)]
+def run(
+    names: Sequence[str], seeds: int, epochs: int | None, jobs: int, link_model: str | None = None
+) -> dict[str, Any]:
+    work = [(name, seed, epochs, link_model) for name in names for seed in range(1, seeds + 1)]
     values: dict[str, dict[int, float]] = {name: {} for name in names}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for name, seed, value in pool.map(_run, work):
@@ -142,14 +146,15 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=None, help="override every case's")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--link-model", default=None, help="a radio other than the default")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     names = [n for n in args.cases.split(",") if n]
     unknown = sorted(set(names) - set(CASES))
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
-    rows = run(names, args.seeds, args.epochs, args.jobs)
-    link_model = NetworkConfig(nodes=1).link_model  # the default radio every case runs on
+    rows = run(names, args.seeds, args.epochs, args.jobs, args.link_model)
+    link_model = args.link_model or NetworkConfig(nodes=1).link_model
     write_report(args.out, {"seeds": args.seeds, "link_model": link_model, "cases": rows})
     print(table(rows))
 
