@@ -89,8 +89,9 @@
  * three or four (Intel lab at 31 s: a fifth of the root's children's tuples with 6). */
 #define TUPLE_MAX_TRIES 6u
 #define TUPLE_MAX_TRIES_IDLE 12u
-#define TUPLE_BLIND_TRIES 2u /* resends on a timer; later ones wait for the parent */
-#define ROOT_RETRY_MS SCHED_INTERVAL_TARGET_MS /* later ones to the root: 1-2 intervals on */
+#define TUPLE_BLIND_TRIES 2u /* resends on a short timer; later ones wait for the parent */
+#define TUPLE_LATE_RETRY_MS SCHED_INTERVAL_TARGET_MS /* ...or 1-2 intervals, if not heard */
+#define TUPLE_BUSY_DOUBLINGS 3u /* a refused tuple's pause grows to 8 holds (txpath.c) */
 #define RECORD_RETRY_SPREAD_MS 32u /* random part of an aggregate record's resend pause */
 #define CHILD_MEMORY_EPOCHS 8u   /* epochs a node counts as a parent after hearing a child */
 
@@ -155,6 +156,7 @@ typedef struct held_result {
     uint8_t tries;        /* sends so far */
     uint8_t waits;        /* unacknowledged: resend when the parent is heard or next epoch */
     uint8_t prompted;     /* this send followed the parent's own: it is alive, only busy */
+    uint8_t busy;         /* refusals in a row: each doubles the pause (txpath.c) */
     uint16_t to;          /* the parent it was last sent to */
     uint8_t payload[QR_LEN];
     /* Tuples bundled with it (result/bundle.h), as items: they share its sends. */

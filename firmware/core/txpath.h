@@ -17,8 +17,9 @@
  * A result leaves the queue into `held` and stays there until the parent
  * acknowledges it, or it is given up: an unacknowledged tuple
  * is resent as soon as the parent is overheard, in the next transmit slot, or
- * after one to two ACTIVITY_HOLD_MS, up to TUPLE_MAX_TRIES sends (records: txpath.c,
- * record_may_retry).
+ * after a timer (one to two ACTIVITY_HOLD_MS, later about an interval; a tuple
+ * the parent refused for lack of room, a pause that doubles while it stays busy),
+ * up to TUPLE_MAX_TRIES sends (records: txpath.c, record_may_retry).
  *
  * Results leave the root on the UART instead (TOS addr 0x007E, protocol-66
  * frame) as soon as they are produced: the serial line is always listening.
