@@ -146,7 +146,9 @@ def test_a_10000_node_grid_routes_every_node() -> None:
 # less of the channel (docs/radio.md).
 # Seeds 4 and 5: stragglers ran 6 epochs on after the stop, until their parents answered
 # them at once and took a stopped query's results whatever their queue held
-# (core/stops.c, core/results.c); half of seeds 1-10 did, 2 of 10 still do at 1 s.
+# (core/stops.c, core/results.c); half of seeds 1-10 did, 2 of 10 still did at 1 s.
+# Seeds 8 and 10: a DEL waited behind a result's retry timer (core/txpath.c, tx_pump);
+# since it does not, every node stops within 5 epochs on seeds 1-12 on both radios.
 @pytest.mark.parametrize(
     ("link_model", "seed", "min_count"),
     [
@@ -156,6 +158,8 @@ def test_a_10000_node_grid_routes_every_node() -> None:
         ("logistic", 2, 3),
         ("logistic", 4, 3),
         ("logistic", 5, 3),
+        ("logistic", 8, 3),
+        ("logistic", 10, 3),
     ],
 )
 def test_on_the_lossy_radio_a_stop_reaches_every_node_and_answers_stay_sound(

@@ -59,6 +59,8 @@
 /* mote_state.flags */
 #define MOTE_F_REQUEST_LOST 0x01u /* the last query request went unacknowledged (core/sharing.c) */
 #define MOTE_F_NO_SNOOP 0x02u     /* the `snoop enabled=0` command: no MIN/MAX suppression */
+#define MOTE_F_GATHERED 0x04u     /* the queued tuples waited once to fill a bundle (txpath.c) */
+#define MOTE_F_CONTENDED 0x08u    /* the last result sent went unacknowledged (txpath.c) */
 #define BEACON_NOW 1u
 #define BEACON_SOON 2u
 #define SEND_RETRY_MS 8u
@@ -92,6 +94,10 @@
 #define TUPLE_BLIND_TRIES 2u /* resends on a short timer; later ones wait for the parent */
 #define TUPLE_LATE_RETRY_MS SCHED_INTERVAL_TARGET_MS /* ...or 1-2 intervals, if not heard */
 #define TUPLE_BUSY_DOUBLINGS 3u /* a refused tuple's pause grows to 8 holds (txpath.c) */
+/* A relay with fewer tuples queued than a bundle holds waits this long, once, for more
+ * (txpath.c, wait_to_bundle). */
+#define BUNDLE_GATHER_MS 250u
+#define BUNDLE_GATHER_COUNT 3u
 #define RECORD_RETRY_SPREAD_MS 32u /* random part of an aggregate record's resend pause */
 #define CHILD_MEMORY_EPOCHS 8u   /* epochs a node counts as a parent after hearing a child */
 
