@@ -272,7 +272,7 @@ uint8_t tx_results_gate(const mote_state *st, uint32_t now)
     if (st->id != MOTE_ROOT_ID && routing_parent(&st->rt) == ROUTING_PARENT_NONE)
         return 0;
     /* Nobody keeps a schedule / the root always listens / relays of tuples do. */
-    if (!run_any(st) || run_tuples_running(st))
+    if (!run_any(st) || routing_parent(&st->rt) == MOTE_ROOT_ID || run_tuples_running(st))
         return 1;
     /* Set at the transmit time, extended by every sign of the parent being awake --
      * which may carry a backlog across an epoch boundary. */
@@ -443,9 +443,9 @@ static void send_held(mote_state *st)
  * they leave as one bundle (result/bundle.h). Only while its sends meet contention
  * (MOTE_F_CONTENDED): where every send is taken at once, as on a lossless channel at
  * its capacity, waiting only delays -- a 1,024-node lossless grid at 32 s lost 3 % of
- * its tuples to it. With fewer than BUNDLE_GATHER_COUNT
- * queued, it waits once (on the retry timer), then sends what it has: BUNDLE_GATHER_MS,
- * or half an interval where that is shorter -- the wait also paces the relay, and at
+ * its tuples to it. With fewer than BUNDLE_GATHER_COUNT queued, it waits once (on the
+ * retry timer), then sends what it has: BUNDLE_GATHER_MS, or half an interval where
+ * that is shorter -- the wait also paces the relay, and at
  * 200-ms epochs a 250-ms one held a chain's relays below the rate their subtrees
  * produce. Every frame a relay saves is one less to collide with a hidden sibling's:
  * on the lossy grids most sends failed by collision, not by loss (100 nodes at 8 s,
@@ -618,11 +618,11 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
 {
     uint32_t now = mote_now(st);
     uint8_t tuple = st->held.payload[QR_OFF_TYPE] == QR_TUPLE;
-    /* The ack is the parent's sign of life while we sleep through its other packets. */
     if (!acked)
         st->flags |= MOTE_F_CONTENDED;
     else if (st->held.tries == 1)
         st->flags &= (uint8_t)~MOTE_F_CONTENDED;
+    /* The ack is the parent's sign of life while we sleep through its other packets. */
     if (acked) {
         routing_parent_acked(&st->rt);
         routing_parent_took(&st->rt, st->held.tries);
