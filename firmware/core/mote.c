@@ -198,6 +198,14 @@ static void send_beacon(mote_state *st)
     if (n)
         tx_control(st, TOS_BCAST_ADDR, AM_ROUTE_BEACON, buf, n);
     st->beacon_due = 0;
+    /* A node's first beacons come fast: its neighbours judge its link by them seconds
+     * after boot rather than five beacon periods later, while the tree still settles
+     * (net/routing.h: judged links decide which way it leaves a lossy one). */
+    if (!run_any(st) && routing_packets_sent(&st->rt) < BEACON_FAST_COUNT) {
+        st->beacon_soon_at = mote_now(st) + BEACON_FAST_MS / 2u +
+                             st->hal->rand16(st->hal->ctx) % (BEACON_FAST_MS / 2u);
+        st->beacon_due = BEACON_SOON;
+    }
 }
 
 static void settle(mote_state *st)
@@ -232,6 +240,8 @@ void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
     st->power = 0;
     /* Spread the first beacons so neighbours booted together do not collide. */
     st->next_beacon_at = mote_now(st) + hal->rand16(hal->ctx) % BEACON_PERIOD_MS;
+    st->beacon_soon_at = mote_now(st) + hal->rand16(hal->ctx) % BEACON_FAST_MS;
+    st->beacon_due = BEACON_SOON;
     report_power(st);
     rearm(st);
 }

@@ -23,7 +23,8 @@
 #ifdef MOTE_PROFILE_AVR
 #define MOTE_STATE_MAX 2048u
 #else
-#define MOTE_STATE_MAX 3104u /* 3072 + 32 for the bundled tuples of result/bundle.h */
+#define MOTE_STATE_MAX 3128u /* 3072 + 32 for the bundled tuples of result/bundle.h + 24 for the
+                                 neighbours' reverse link estimates (net/routing.h) */
 #endif
 #endif
 #define MOTE_ROOT_ID 0u

@@ -56,6 +56,11 @@
 #define TIME_SYNC_TOLERANCE_MS 16u /* smaller differences are radio latency, not skew */
 #define BEACON_PERIOD_MS 4096u
 #define BEACON_TRIGGER_SPREAD_MS 128u /* a route change is announced within this */
+/* A node's first beacons after boot, 0.5-1 interval apart (core/mote.c, send_beacon):
+ * enough for a link to be judged (ROUTING_NB_SEEN_MATURE) on its averaged first packets
+ * (ROUTING_AVERAGE_FIRST). */
+#define BEACON_FAST_COUNT 7u
+#define BEACON_FAST_MS 1024u
 /* mote_state.flags */
 #define MOTE_F_REQUEST_LOST 0x01u /* the last query request went unacknowledged (core/sharing.c) */
 #define MOTE_F_NO_SNOOP 0x02u     /* the `snoop enabled=0` command: no MIN/MAX suppression */

@@ -238,10 +238,12 @@ static void route_changed(mote_state *st)
     uint32_t soon = mote_now(st) + st->hal->rand16(st->hal->ctx) % BEACON_TRIGGER_SPREAD_MS;
     if (run_any(st)) {
         st->beacon_due = BEACON_NOW;
-    } else if (!st->beacon_due) {
+    } else if (st->beacon_due != BEACON_NOW) {
         /* Its own timer: the periodic one also ticks the routing table, and ticking at
-         * every announcement would age a parent out while it is heard as often as ever. */
-        st->beacon_soon_at = soon;
+         * every announcement would age a parent out while it is heard as often as ever.
+         * A fast boot beacon due later is brought forward. */
+        if (st->beacon_due != BEACON_SOON || !sched_due(st->beacon_soon_at, soon))
+            st->beacon_soon_at = soon;
         st->beacon_due = BEACON_SOON;
     }
 }

@@ -7,34 +7,46 @@
  *     the TOS_MHopMsg header (routing_fill_header). Because the radio is
  *     promiscuous, each node overhears its neighbours' traffic: the seqno gap
  *     since the last packet heard from a sender gives the number of losses, and
- *     the link quality is an EWMA (alpha 1/4, 0..255) of receive success.
+ *     the link quality is the share received, 0..255: the average of the first
+ *     ROUTING_AVERAGE_FIRST packets due, then an EWMA (alpha 1/8). Estimates
+ *     with alpha 1/4 wandered so far (a diagonal of a grid, 0.64 each way, read
+ *     0.91 both ways at times) that trees kept taking such links.
  *   - A fixed table of ROUTING_MAX_NEIGHBORS neighbours holds quality, the
- *     neighbour's advertised depth and whether it routes through us. A new
- *     sender takes a free slot, else replaces the worst non-parent entry (long
- *     silent first, then lowest quality) if that one is weaker than a fresh
- *     entry, or is no parent candidate while the newcomer is.
+ *     neighbour's advertised depth and cost, what its beacons say of how well it
+ *     hears us (out_quality: the receiveEst of our entry, as MintRoute sends
+ *     it), and whether it routes through us. A new sender takes a free slot,
+ *     else replaces the worst non-parent entry (long silent first, then lowest
+ *     quality) if that one is weaker than a fresh entry, or is no parent
+ *     candidate while the newcomer is.
  *   - Link value: the share of our sends that would be acknowledged, 0..255.
  *     For the parent, once we send to it, 255 over an EWMA (alpha 1/4) of the
  *     sends each result took, its ETX (routing_parent_took: the data path's
- *     feedback, collisions included); for others, quality^2/255 (as if the link were as good both
- *     ways). A link is judged after ROUTING_NB_SEEN_MATURE of the sender's
- *     packets were due, and good at >= ROUTING_LINK_GOOD.
+ *     feedback, collisions included); for others, quality x out_quality / 255
+ *     (quality^2 / 255 until its beacon has listed us). A link is judged after
+ *     ROUTING_NB_SEEN_MATURE of the sender's packets were due, and good at >=
+ *     ROUTING_LINK_GOOD.
+ *   - Path cost, 1/16 units: what the neighbour advertises plus what the hop
+ *     costs, the square of its ETX (link_cost16: a lossy link loses in runs and
+ *     its retries are bounded), plain ETX into the root (always awake).
  *   - Parent = among eligible neighbours (heard recently, quality >=
- *     ROUTING_QUALITY_MIN, not our child) the one with the cheapest path: its
- *     advertised cost plus the ETX of our link to it; on a tie one whose link
- *     is not known to be lossy (judged, below ROUTING_LINK_POOR), then the
- *     smallest depth, then the best heard link, then the lowest id. The
- *     current parent is kept unless a candidate is strictly closer to the
- *     root, or better heard by ROUTING_SWITCH_MARGIN at the same depth, or has
- *     a good link while the parent's is lossy -- any link not known to be
- *     lossy while the parent's fails (ROUTING_LINK_FAILING): once a beacon period, not while duty cycled under
- *     routing_keep_steady, and a candidate as deep as we are (two good hops for
- *     one lossy one) only if heard this period and its id is lower than ours
- *     (two such moves at once close a loop). depth = parent depth + 1, at most
+ *     ROUTING_QUALITY_MIN, not our child) the one with the cheapest path; on a
+ *     tie one whose link is not known to be lossy (judged, below
+ *     ROUTING_LINK_POOR), then the smallest depth, then the best heard link,
+ *     then the lowest id. The current parent is kept unless a candidate is
+ *     closer to the root and cheaper by ROUTING_CLOSER_MARGIN, or better heard
+ *     by ROUTING_SWITCH_MARGIN at the same depth, or has a good link while the
+ *     parent's is lossy -- any link not known to be lossy while the parent's
+ *     fails (ROUTING_LINK_FAILING) -- or, as deep as we are or deeper, offers a
+ *     path cheaper by ROUTING_COST_MARGIN while advertising a cost below ours
+ *     (cheaper_further: a descendant's cost is above ours, so it cannot route
+ *     through us). Moves for a link happen once a beacon period, not while duty
+ *     cycled under routing_keep_steady; a candidate as deep as we are is
+ *     considered only if heard this period and its id is lower than ours (two
+ *     such moves at once close a loop). depth = parent depth + 1, at most
  *     ROUTING_MAX_DEPTH. A parent left keeps what its acks said in its
  *     estimate, or it would sound good again and win us back at once. The
- *     cost advertised in beacons is the parent's plus the ETX of the link to
- *     it as heard one way (1/16 units); neighbours rank us by it.
+ *     cost advertised in beacons is the path cost through the parent;
+ *     neighbours rank us by it.
  *   - Node 0 is the root: depth 0, pseudo-parent TOS_UART_ADDR, never changes.
  *   - Beacons (AM 250): mhop header + RoutePacket {parent u16, cost u16,
  *     estEntries u8, estEntries x {id u16, receiveEst u8}}. The node glue sends
@@ -91,6 +103,10 @@
 #define ROUTING_LINK_POOR 128u         /* half the sends unacked: worth leaving for a good link */
 #define ROUTING_LINK_FAILING 64u       /* 3 of 4 sends unacked: worth leaving for any link not lossy */
 #define ROUTING_SWITCH_MARGIN 32u      /* a candidate must beat the parent's link by this */
+#define ROUTING_EWMA_SHIFT 3u          /* link estimates: EWMA with alpha 1/8 */
+#define ROUTING_AVERAGE_FIRST 7u       /* ...after the first packets due, averaged (routing.c) */
+#define ROUTING_COST_MARGIN 24u        /* a path away from the root must be cheaper by this (1/16) */
+#define ROUTING_CLOSER_MARGIN 16u      /* ...and one closer to it by this */
 #define ROUTING_PARENT_LOST_PERIODS 3u /* beacon periods without hearing the parent */
 #define ROUTING_SETTLE_PERIODS 3u      /* depth unchanged this long before taking a sibling */
 #define ROUTING_MAX_GAP 16u            /* a larger seqno jump is a reboot, not 16+ losses */
@@ -132,6 +148,7 @@ typedef struct routing_neighbor {
     uint8_t silent;      /* routing_tick() periods since last heard */
     uint8_t flags;       /* ROUTING_NB_* */
     uint8_t data_seq;    /* low byte of the seqno of the last packet it sent us (NB_DATA_SEEN) */
+    uint8_t out_quality; /* how well it hears us, from its beacons' entries; 0: not told */
 } routing_neighbor;
 
 /* routing_neighbor.flags */
@@ -254,6 +271,9 @@ void routing_parent_took(routing *rt, uint8_t tries);
 void routing_parent_missed(routing *rt, uint8_t limit);
 
 uint16_t routing_parent(const routing *rt);
+
+/* Packets this node has put on the air since boot (beacons and results), modulo 2^16. */
+uint16_t routing_packets_sent(const routing *rt);
 /* 1 if the parent's beacons carry motebase's trailer: it takes bundled tuples
  * (result/bundle.h). The root's pseudo-parent, the UART, does not. */
 uint8_t routing_parent_bundles(const routing *rt);

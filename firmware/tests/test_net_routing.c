@@ -256,6 +256,55 @@ static void test_two_good_hops_beat_one_lossy(void)
     CHECK_EQ(routing_depth(&nw.rt[2]), 2);
 }
 
+/* Node 3 hears the root, and node 2 at the end of the chain 0-1-2; the root's acks
+ * say most of 3's sends fail. It leaves the root for node 2, two levels deeper: that
+ * path costs less (node 2 advertises a cost below 3's, so it cannot route through
+ * 3). Moves were once only ever toward the root; a grid's nodes kept the diagonal
+ * links they joined over before any link was judged. */
+static void test_leaves_a_failing_parent_for_a_deeper_cheaper_path(void)
+{
+    static net nw;
+    int r;
+
+    net_init(&nw, 4);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 1, 2, 1);
+    connect(&nw, 2, 3, 1);
+    connect(&nw, 0, 3, 1);
+    for (r = 0; r < 10; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[3]), 0);
+    for (r = 0; r < 12; r++) {
+        routing_parent_took(&nw.rt[3], 5); /* five sends a result */
+    }
+    net_round(&nw);
+    CHECK_EQ(routing_parent(&nw.rt[3]), 2);
+    CHECK_EQ(routing_depth(&nw.rt[3]), 3);
+}
+
+/* Node 3 hears nodes 1 and 2 (both one hop from the root) perfectly, but node 1 hears
+ * only every 2nd packet of 3's: 1's beacons say so (their receiveEst for 3), and 3
+ * takes node 2. Judged by what it hears alone, 3 rated both links alike and took the
+ * lower id. */
+static void test_beacons_tell_the_way_back(void)
+{
+    static net nw;
+    int r;
+
+    net_init(&nw, 4);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 0, 2, 1);
+    connect(&nw, 1, 3, 1);
+    connect(&nw, 2, 3, 1);
+    nw.link[3][1] = 2; /* 1 hears 3 every 2nd time */
+    for (r = 0; r < 20; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[3]), 2);
+    CHECK_EQ(routing_depth(&nw.rt[3]), 2);
+}
+
 /* A parent heard well but whose acks say most sends fail is left for a good link
  * one hop deeper -- awake, and asleep while tuples flow; not while duty-cycled
  * aggregates hold the tree steady (a subtree that moves loses an epoch of records). */
@@ -285,8 +334,9 @@ static void test_acks_judge_the_parent(void)
 }
 
 /* Two nodes at one depth, each with a lossy parent and a good link to the other,
- * and their beacons cross: each hears the other at the old depth, so both moving
- * would close a loop. Only the one with the higher id moves. */
+ * and their beacons cross: each hears the other at the old depth and cost (sent
+ * before their acks told them), so both moving would close a loop. Only the one
+ * with the higher id moves. */
 static void test_lateral_moves_go_to_lower_ids_only(void)
 {
     static net nw;
@@ -304,10 +354,12 @@ static void test_lateral_moves_go_to_lower_ids_only(void)
     }
     for (r = 1; r <= 2; r++) {
         routing_set_duty_cycled(&nw.rt[r], 1);
+        tos[r - 1].length = routing_build_beacon(&nw.rt[r], beacon[r - 1], TOS_DATA_LENGTH);
+    }
+    for (r = 1; r <= 2; r++) {
         for (k = 0; k < 6; k++) {
             routing_parent_took(&nw.rt[r], 4);
         }
-        tos[r - 1].length = routing_build_beacon(&nw.rt[r], beacon[r - 1], TOS_DATA_LENGTH);
     }
     deliver(&nw, 1, &tos[0], beacon[0], tos[0].length);
     deliver(&nw, 2, &tos[1], beacon[1], tos[1].length);
@@ -518,7 +570,7 @@ static void test_neighbour_resend_outlives_the_ring(void)
 static void test_table_replacement(void)
 {
     tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
-    uint8_t body[ROUTING_BEACON_FIXED] = {0, 0, 0, 0, 0};
+    uint8_t body[ROUTING_BEACON_FIXED] = {0, 0, 32, 0, 0}; /* cost 32: two perfect hops */
     mhop_header mh = {7, 7, 0, 2};
     routing rt;
     uint8_t i;
@@ -540,6 +592,7 @@ static void test_table_replacement(void)
     mh.sourceaddr = 201; /* a depth-1 node could be a parent: displaces a child */
     mh.hopcount = 1;
     le16_put(body, 0);
+    le16_put(body + 2, 16);
     routing_on_packet(&rt, &tos, &mh, body, sizeof body);
     CHECK_EQ(rt.stats.table_replacements, 1);
     CHECK_EQ(routing_parent(&rt), 201); /* and, being closer to the root, becomes the parent */
@@ -688,6 +741,8 @@ int main(void)
     test_grid();
     test_prefers_better_link();
     test_two_good_hops_beat_one_lossy();
+    test_leaves_a_failing_parent_for_a_deeper_cheaper_path();
+    test_beacons_tell_the_way_back();
     test_acks_judge_the_parent();
     test_lateral_moves_go_to_lower_ids_only();
     test_parent_loss_reselects();
