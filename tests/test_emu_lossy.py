@@ -215,7 +215,8 @@ def test_grid_trees_leave_their_diagonals(seed: int) -> None:
     """On a 20x20 lossy grid a diagonal link carries 0.64 of frames each way, a side 0.966.
     Nodes used to join over the first routed neighbour heard, often a diagonal, and never
     moved to a deeper parent: 76 / 102 of 400 nodes routed over one after 60 s (seeds 1 /
-    2). Moves to a cheaper, deeper path (net/routing.c, cheaper_further) leave 7 / 10."""
+    2). Moves to a cheaper, deeper path (net/routing.c, cheaper_further), with children
+    following a parent that moves deeper, leave 4 / 3."""
     side = 20
     config = NetworkConfig(nodes=side * side, topology="grid", link_model="logistic", seed=seed)
     with Network(config) as net:

@@ -158,12 +158,20 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _sigint_by_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sf_command_serves_the_mote_to_sessions(mote: ScriptedMote) -> None:
     port = free_port()
     mote_script = Path(sys.executable).with_name("mote")  # the installed console script
     command = [str(mote_script), "sf", "--port", str(mote.path),
                "--listen", str(port), "--host", "127.0.0.1"]  # fmt: skip
-    forwarder = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    # A shell that runs the tests in the background (`make test &`) starts them with SIGINT
+    # ignored, and a child inherits that: the Ctrl-C this test sends would do nothing.
+    forwarder = subprocess.Popen(
+        command, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_by_default
+    )
     try:
         endpoint = None
         deadline = time.monotonic() + 20

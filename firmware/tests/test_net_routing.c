@@ -603,7 +603,8 @@ static void test_table_replacement(void)
 }
 
 /* A beacon from `src` at `depth` naming `its_parent`, heard by rt; seqnos count up per sender. */
-static void hear(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent)
+static void hear_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent,
+                         uint16_t cost)
 {
     static uint16_t seq[MAX_NODES];
     tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
@@ -615,8 +616,14 @@ static void hear(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent)
     mh.seqno = (int16_t)seq[src % MAX_NODES]++;
     mh.hopcount = depth;
     le16_put(body, its_parent);
-    le16_put(body + 2, (uint16_t)(depth * 16u));
+    le16_put(body + 2, cost);
     routing_on_packet(rt, &tos, &mh, body, sizeof body);
+}
+
+/* A beacon costing a perfect hop per level. */
+static void hear(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent)
+{
+    hear_at_cost(rt, src, depth, its_parent, (uint16_t)(depth * 16u));
 }
 
 /*
@@ -728,8 +735,23 @@ static void test_parent_turning_deep_is_dropped(void)
     hear(&rt, 1, 2, 6); /* 1 re-parented to depth 2 = our depth */
     CHECK_EQ(routing_parent(&rt), 2); /* 2 (depth 1) is still closer than we were */
     CHECK_EQ(routing_depth(&rt), 2);
-    hear(&rt, 2, 5, 7);
+    hear_at_cost(&rt, 2, 5, 7, 0x7FFF); /* deep, and costing more than us: maybe through us */
     CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE);
+}
+
+/* A parent that moves two levels deeper for a cheaper path (its cost still below ours,
+ * so not through us) is kept, and we follow it down; one whose cost rose past ours may
+ * route through us and is dropped. */
+static void test_parent_moving_deeper_but_cheaper_is_followed(void)
+{
+    routing rt;
+
+    duty_cycled_node(&rt);
+    hear_at_cost(&rt, 1, 3, 9, 20); /* 1 at depth 3, cost 20: below our 32 */
+    CHECK_EQ(routing_parent(&rt), 1);
+    CHECK_EQ(routing_depth(&rt), 4);
+    hear_at_cost(&rt, 1, 4, 9, 200); /* cost past ours */
+    CHECK(routing_parent(&rt) != 1);
 }
 
 int main(void)
@@ -756,5 +778,6 @@ int main(void)
     test_no_loop_through_a_stale_descendant();
     test_unrouted_chooses_at_period_end();
     test_parent_turning_deep_is_dropped();
+    test_parent_moving_deeper_but_cheaper_is_followed();
     return check_report("test_net_routing");
 }
