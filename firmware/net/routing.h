@@ -64,7 +64,9 @@
  *     age per period, so their depths go stale and stop counting as routes.
  *   - Loops: a neighbour that names us as its parent is never chosen, and a
  *     parent that becomes as deep as we are is dropped (it may route through
- *     us; this stops count-to-infinity). After losing its parent a node only
+ *     us; this stops count-to-infinity) unless the cost it advertises is still
+ *     below ours: then it moved to a deeper, cheaper path, not through us, and
+ *     we follow it one level down. After losing its parent a node only
  *     takes a neighbour strictly closer to the root than it was (a
  *     descendant's stale depth cannot lure it into a cycle). Finding none it
  *     is unrouted, and while duty cycled it chooses at the end of the next
