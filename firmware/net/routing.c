@@ -497,6 +497,7 @@ static uint8_t worth_switching(const routing *rt, uint8_t cur, uint8_t cand)
 
 static void reselect(routing *rt, uint8_t period_end)
 {
+    const uint8_t steady = ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY;
     const routing_neighbor *cur, *cand;
     uint8_t best = NO_SLOT;
     uint8_t have_parent, i, why;
@@ -509,10 +510,12 @@ static void reselect(routing *rt, uint8_t period_end)
      * through us. It moved to a deeper, cheaper path (cheaper_further), and we follow
      * one level deeper too: dropping it dropped whole subtrees, each move rippling
      * out (an idle 1,000-node grid, seeds 1 and 3: 21 and 26 nodes without a parent at
-     * 20 s, none now). */
+     * 20 s, none now). Not while aggregates hold the tree steady: records are timed by
+     * depth, and a depth that follows hop by hop, a beacon period at a time, left a
+     * relay holding 550 of 1,000 nodes' count late at its parent every other epoch. */
     have_parent = rt->parent_slot != NO_SLOT && routes_to_root(&rt->nb[rt->parent_slot]) &&
                   (rt->nb[rt->parent_slot].depth < rt->depth ||
-                   rt->nb[rt->parent_slot].cost < rt->cost);
+                   (rt->nb[rt->parent_slot].cost < rt->cost && (rt->flags & steady) != steady));
     for (i = 0; i < rt->n_nb; i++) {
         if (is_candidate(&rt->nb[i]) &&
             (have_parent ? may_replace_parent(rt, i) : safe_after_loss(rt, &rt->nb[i], period_end)) &&

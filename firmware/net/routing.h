@@ -66,7 +66,8 @@
  *     parent that becomes as deep as we are is dropped (it may route through
  *     us; this stops count-to-infinity) unless the cost it advertises is still
  *     below ours: then it moved to a deeper, cheaper path, not through us, and
- *     we follow it one level down. After losing its parent a node only
+ *     we follow it one level down (not while duty cycled under
+ *     routing_keep_steady: records are timed by depth). After losing its parent a node only
  *     takes a neighbour strictly closer to the root than it was (a
  *     descendant's stale depth cannot lure it into a cycle). Finding none it
  *     is unrouted, and while duty cycled it chooses at the end of the next

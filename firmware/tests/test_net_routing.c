@@ -752,6 +752,14 @@ static void test_parent_moving_deeper_but_cheaper_is_followed(void)
     CHECK_EQ(routing_depth(&rt), 4);
     hear_at_cost(&rt, 1, 4, 9, 200); /* cost past ours */
     CHECK(routing_parent(&rt) != 1);
+
+    /* Aggregates under way: records are timed by depth, so a parent that turned as
+     * deep as we are is left, however cheap (a relay 550 nodes deep that followed
+     * missed its parent's interval every other epoch on a 1,000-node grid). */
+    duty_cycled_node(&rt);
+    routing_keep_steady(&rt, 1);
+    hear_at_cost(&rt, 1, 3, 9, 20);
+    CHECK(routing_parent(&rt) != 1);
 }
 
 int main(void)
