@@ -401,12 +401,18 @@ static uint8_t safe_after_loss(const routing *rt, const routing_neighbor *n, uin
            period_end || n->depth < rt->lost_depth;
 }
 
+/* Duty cycled while aggregates run (routing_keep_steady): the tree is held still. */
+static uint8_t held_steady(const routing *rt)
+{
+    const uint8_t steady = ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY;
+    return (rt->flags & steady) == steady;
+}
+
 /* Leaving a lossy parent for its link: once a period, and not while duty-cycled
  * aggregates hold the tree steady (a subtree that moves loses an epoch of records). */
 static uint8_t link_switch_allowed(const routing *rt)
 {
-    const uint8_t steady = ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY;
-    return !(rt->flags & ROUTING_F_LINK_SWITCHED) && (rt->flags & steady) != steady;
+    return !(rt->flags & ROUTING_F_LINK_SWITCHED) && !held_steady(rt);
 }
 
 /*
@@ -464,7 +470,6 @@ enum { KEEP = 0, SWITCH = 1, SWITCH_FOR_LINK = 2 };
  */
 static uint8_t worth_switching(const routing *rt, uint8_t cur, uint8_t cand)
 {
-    const uint8_t steady = ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY;
     uint8_t lossy_cur = link_lossy(rt, cur);
 
     if (rt->nb[cand].depth >= rt->depth && cheaper_further(rt, cand)) {
@@ -490,14 +495,13 @@ static uint8_t worth_switching(const routing *rt, uint8_t cur, uint8_t cand)
      * aggregates hold the tree steady: asleep, what we hear is how often we slept
      * through a neighbour's packets, and nodes of a lossless 25-node grid running
      * GROUP BY swapped parents of one depth 70 times in 4 epochs, losing a record. */
-    if ((rt->flags & steady) == steady)
+    if (held_steady(rt))
         return KEEP;
     return rt->nb[cand].quality >= (uint16_t)rt->nb[cur].quality + ROUTING_SWITCH_MARGIN ? SWITCH : KEEP;
 }
 
 static void reselect(routing *rt, uint8_t period_end)
 {
-    const uint8_t steady = ROUTING_F_DUTY_CYCLED | ROUTING_F_STEADY;
     const routing_neighbor *cur, *cand;
     uint8_t best = NO_SLOT;
     uint8_t have_parent, i, why;
@@ -515,7 +519,7 @@ static void reselect(routing *rt, uint8_t period_end)
      * relay holding 550 of 1,000 nodes' count late at its parent every other epoch. */
     have_parent = rt->parent_slot != NO_SLOT && routes_to_root(&rt->nb[rt->parent_slot]) &&
                   (rt->nb[rt->parent_slot].depth < rt->depth ||
-                   (rt->nb[rt->parent_slot].cost < rt->cost && (rt->flags & steady) != steady));
+                   (rt->nb[rt->parent_slot].cost < rt->cost && !held_steady(rt)));
     for (i = 0; i < rt->n_nb; i++) {
         if (is_candidate(&rt->nb[i]) &&
             (have_parent ? may_replace_parent(rt, i) : safe_after_loss(rt, &rt->nb[i], period_end)) &&
