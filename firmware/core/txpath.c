@@ -690,7 +690,10 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
         st->retry_at = now + TUPLE_LATE_RETRY_MS + st->hal->rand16(st->hal->ctx) % TUPLE_LATE_RETRY_MS;
         return;
     }
-    st->retry_at = now + ACTIVITY_HOLD_MS + st->hal->rand16(st->hal->ctx) % ACTIVITY_HOLD_MS;
+    /* Two hidden siblings whose tuples collided both come back: drawn from one hold, the
+     * two resends overlapped again about three times in four (a frame and its backoff
+     * are half a hold); from two, about half as often. */
+    st->retry_at = now + ACTIVITY_HOLD_MS + st->hal->rand16(st->hal->ctx) % (2u * ACTIVITY_HOLD_MS);
 }
 
 /*
