@@ -317,7 +317,10 @@ def test_event_roundtrip(msg: dict[str, Any]) -> None:
             "parent": u16,
             "cost": u16,
             "entries": st.lists(st.fixed_dictionaries({"id": u16, "receiveEst": u8}), max_size=10),
-            "motebase": st.none() | st.fixed_dictionaries({"magic": st.just(b"mb"), "deepest": u8}),
+            "motebase": st.none()
+            | st.fixed_dictionaries(
+                {"magic": st.just(b"mb"), "deepest": u8, "all_listed": st.booleans()}
+            ),
         }
     )
 )

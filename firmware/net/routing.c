@@ -542,7 +542,7 @@ static void reselect(routing *rt, uint8_t period_end)
     set_parent(rt, best);
 }
 
-/* motebase's beacon trailer ('m' 'b' deepest) after the entries, NULL if none. */
+/* motebase's beacon trailer ('m' 'b' deepest flags) after the entries, NULL if none. */
 static const uint8_t *beacon_trailer(const uint8_t *body, uint8_t body_len)
 {
     uint16_t at = (uint16_t)(ROUTING_BEACON_FIXED + body[4] * ROUTING_BEACON_ENTRY);
@@ -574,8 +574,15 @@ static void set_child(routing_neighbor *n, uint8_t child)
     n->flags = (uint8_t)(child ? n->flags | ROUTING_NB_CHILD : n->flags & ~ROUTING_NB_CHILD);
 }
 
-/* n's beacon lists how well it hears its neighbours: our entry is the way back. */
-static void heard_back(const routing *rt, routing_neighbor *n, const uint8_t *body, uint8_t body_len)
+/*
+ * n's beacon lists how well it hears its neighbours: our entry is the way back. A
+ * beacon whose trailer says it lists every neighbour its sender hears, and does not
+ * list us, says n does not hear us: on the sinr radio a child heard its parent well and
+ * was never heard back (25-node grid, 54 sends to the root, none acknowledged), yet
+ * rated the link as good as what it heard.
+ */
+static void heard_back(const routing *rt, routing_neighbor *n, const uint8_t *body, uint8_t body_len,
+                       const uint8_t *trailer)
 {
     uint16_t at = ROUTING_BEACON_FIXED;
     uint8_t k;
@@ -587,6 +594,8 @@ static void heard_back(const routing *rt, routing_neighbor *n, const uint8_t *bo
         }
         at = (uint16_t)(at + ROUTING_BEACON_ENTRY);
     }
+    if (trailer && (trailer[3] & ROUTING_TRAILER_ALL_LISTED))
+        n->out_quality = 1u;
 }
 
 void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh,
@@ -619,7 +628,7 @@ void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh
         const uint8_t *trailer = beacon_trailer(body, body_len);
         set_child(n, le16_get(&body[0]) == rt->self);
         n->cost = le16_get(&body[2]);
-        heard_back(rt, n, body, body_len);
+        heard_back(rt, n, body, body_len, trailer);
         n->flags = (uint8_t)(trailer ? n->flags | ROUTING_NB_MOTEBASE
                                      : n->flags & ~ROUTING_NB_MOTEBASE);
         if (trailer && (n->flags & ROUTING_NB_CHILD))
@@ -728,6 +737,9 @@ uint8_t routing_build_beacon(routing *rt, uint8_t *out, uint8_t cap)
     entry[0] = 'm';
     entry[1] = 'b';
     entry[2] = routing_deepest(rt);
+    /* With room in the table every sender heard has an entry (the long silent are not
+     * listed: not heard either); a full table may have turned one away. */
+    entry[3] = k == rt->n_nb && rt->n_nb < ROUTING_MAX_NEIGHBORS ? ROUTING_TRAILER_ALL_LISTED : 0u;
     return (uint8_t)(MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + listed * ROUTING_BEACON_ENTRY +
                      ROUTING_BEACON_TRAILER);
 }

@@ -118,9 +118,10 @@
 /* RoutePacket after the mhop header: parent, cost, estEntries, entries. */
 #define ROUTING_BEACON_FIXED 5u
 #define ROUTING_BEACON_ENTRY 3u
-/* motebase's trailer after the entries: 'm' 'b' deepest (routing_deepest). A
+/* motebase's trailer after the entries: 'm' 'b' deepest (routing_deepest) flags. A
  * MintRoute node reads estEntries entries and ignores what follows. */
-#define ROUTING_BEACON_TRAILER 3u
+#define ROUTING_BEACON_TRAILER 4u
+#define ROUTING_TRAILER_ALL_LISTED 0x01u /* every neighbour the sender hears is listed */
 /* Whole beacon (mhop header + RoutePacket) with every neighbour listed; fits TOS_DATA_LENGTH. */
 #define ROUTING_BEACON_MAX \
     (MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY * ROUTING_MAX_NEIGHBORS)

@@ -104,7 +104,8 @@ static void test_beacon_bytes(void)
         0x00, 0x00,                               /* cost 0 */
         0x01,                                     /* one entry */
         0x05, 0x00, ROUTING_QUALITY_INIT,         /* node 5 at the initial estimate */
-        'm', 'b', 0x00,                           /* motebase: the deepest level is 0 */
+        'm', 'b', 0x00,                           /* motebase: the deepest level is 0, */
+        ROUTING_TRAILER_ALL_LISTED,               /* every neighbour heard listed */
     };
     tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
     mhop_header mh = {5, 5, 0, ROUTING_DEPTH_NONE};
@@ -303,6 +304,50 @@ static void test_beacons_tell_the_way_back(void)
     }
     CHECK_EQ(routing_parent(&nw.rt[3]), 2);
     CHECK_EQ(routing_depth(&nw.rt[3]), 2);
+}
+
+/* Node 3 hears nodes 1 and 2 alike, both one hop from the root, but 1 never hears 3:
+ * 1's beacons list every neighbour it hears, and not 3, so 3 takes node 2. Rated by
+ * what it heard alone, the link to 1 was as good as the one to 2 and 3 took the lower
+ * id, whose acks never came. */
+static void test_a_beacon_that_leaves_us_out_says_we_are_not_heard(void)
+{
+    static net nw;
+    int r;
+
+    net_init(&nw, 4);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 0, 2, 1);
+    connect(&nw, 1, 3, 1);
+    connect(&nw, 2, 3, 1);
+    nw.link[3][1] = 0; /* 1 does not hear 3 at all */
+    for (r = 0; r < 20; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[3]), 2);
+}
+
+/* A full table may have turned a sender away: its beacons do not say they list all. */
+static void test_a_full_table_does_not_claim_to_list_all(void)
+{
+    tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
+    mhop_header mh = {0, 0, 0, ROUTING_DEPTH_NONE};
+    uint8_t body[ROUTING_BEACON_FIXED] = {0xFF, 0xFF, 0xFF, 0xFF, 0};
+    uint8_t out[TOS_DATA_LENGTH], n;
+    uint16_t id;
+    routing rt;
+
+    routing_init(&rt, 0);
+    for (id = 1; id <= ROUTING_MAX_NEIGHBORS; id++) {
+        n = routing_build_beacon(&rt, out, sizeof out);
+        CHECK_EQ(out[n - 1u], ROUTING_TRAILER_ALL_LISTED);
+        mh.sourceaddr = id;
+        mh.originaddr = id;
+        routing_on_packet(&rt, &tos, &mh, body, sizeof body);
+    }
+    n = routing_build_beacon(&rt, out, sizeof out);
+    CHECK_EQ(out[MHOP_HEADER_LEN + 4], ROUTING_MAX_NEIGHBORS);
+    CHECK_EQ(out[n - 1u], 0);
 }
 
 /* A parent heard well but whose acks say most sends fail is left for a good link
@@ -773,6 +818,8 @@ int main(void)
     test_two_good_hops_beat_one_lossy();
     test_leaves_a_failing_parent_for_a_deeper_cheaper_path();
     test_beacons_tell_the_way_back();
+    test_a_beacon_that_leaves_us_out_says_we_are_not_heard();
+    test_a_full_table_does_not_claim_to_list_all();
     test_acks_judge_the_parent();
     test_lateral_moves_go_to_lower_ids_only();
     test_parent_loss_reselects();

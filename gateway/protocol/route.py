@@ -1,9 +1,10 @@
 """MintRoute beacon (AM 250): multihop header, then RoutePacket, wire format §4.1.
 
 Only neighbours with ``receiveEst > 100`` are listed, as many as fit the packet. A motebase
-mote adds a trailer after the entries, where MintRoute reads nothing: ``'m' 'b'`` and
+mote adds a trailer after the entries, where MintRoute reads nothing: ``'m' 'b'``,
 ``deepest``, the deepest routing depth in its subtree (firmware/net/routing.h), from which
-the root learns how deep the tree is.
+the root learns how deep the tree is, and ``all_listed``: the entries are every neighbour
+the sender hears, so a neighbour left out knows it is not heard.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ RoutePacket = cs.Struct(
     "cost" / cs.Int16ul,
     "estEntries" / cs.Int8ul,
     "entries" / cs.Array(cs.this.estEntries, RouteEntry),
-    "motebase" / cs.Optional(cs.Struct("magic" / cs.Const(b"mb"), "deepest" / cs.Int8ul)),
+    "motebase"
+    / cs.Optional(
+        cs.Struct("magic" / cs.Const(b"mb"), "deepest" / cs.Int8ul, "all_listed" / cs.Flag)
+    ),
 )
 
 
