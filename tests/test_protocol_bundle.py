@@ -56,11 +56,20 @@ LATER = bytes(
     + [0x05, 0x02, 0x03, 0x00, 0x00, 0x00, 0x09, 0x00, 0x10]
     + [0] * 19
 )
-SHORT = bytes([0x09, 0x00, 0x80 + 3, 0x03, 0x01, 0x09, 0x00, 0x10])
+SHORT = bytes([0x09, 0x00, 0x80 + 3, 0x01, 0x09, 0x00, 0x10])  # epoch: the first's + 1
 
 
 def test_short_items_take_the_first_ones_header() -> None:
     assert parse_bundle(ITEM + SHORT + SHORT) == [(0x1234, TUPLE)] + [(9, LATER)] * 2
+
+
+def test_a_short_items_epoch_steps_back_and_wraps() -> None:
+    back = SHORT[:3] + bytes([0x81]) + SHORT[4:]  # the first's - 127
+    ((_, _), (_, qr)) = parse_bundle(ITEM + back)
+    assert QueryResult.parse(qr).epoch == 0x0102 - 127
+    first = ITEM[:5] + bytes([0xFF, 0xFF]) + ITEM[7:]  # epoch 0xFFFF
+    ((_, _), (_, qr)) = parse_bundle(first + SHORT[:3] + bytes([3]) + SHORT[4:])
+    assert QueryResult.parse(qr).epoch == 2
 
 
 def test_a_bundle_cannot_open_with_a_short_item() -> None:

@@ -11,17 +11,25 @@ static uint8_t tuple_len(const uint8_t qr[QR_LEN])
     return n;
 }
 
+/* qr's epoch less first's, modulo 2^16 as epochs wrap. */
+static int16_t epoch_step(const uint8_t qr[QR_LEN], const uint8_t first[QR_LEN])
+{
+    return (int16_t)(uint16_t)(le16_get(&qr[QR_OFF_EPOCH]) - le16_get(&first[QR_OFF_EPOCH]));
+}
+
 /* Whether `qr` may follow `first` as a short item: everything but the epoch and the
- * values is the first's. */
+ * values is the first's, and the epoch is near it. */
 static uint8_t shortens(const uint8_t qr[QR_LEN], const uint8_t *first)
 {
     uint8_t i;
+    int16_t step;
     if (!first || qr[QR_OFF_QID] != first[QR_OFF_QID] || qr[QR_OFF_IDX] != first[QR_OFF_IDX])
         return 0;
     for (i = 0; i < QR_TUPLE_HEADER; i++)
         if (qr[QR_DATA + i] != first[QR_DATA + i])
             return 0;
-    return 1;
+    step = epoch_step(qr, first);
+    return step >= -BUNDLE_EPOCH_REACH && step <= BUNDLE_EPOCH_REACH;
 }
 
 uint8_t bundle_item_size(const uint8_t qr[QR_LEN], const uint8_t *first)
@@ -48,8 +56,7 @@ uint8_t bundle_put(uint8_t *out, uint8_t room, const uint8_t qr[QR_LEN], uint16_
     n = (uint8_t)(size - BUNDLE_ITEM_HEADER);
     if (shortens(qr, first)) {
         out[2] = (uint8_t)(BUNDLE_SHORT + n - BUNDLE_SHORT_HEAD);
-        out[3] = qr[QR_OFF_EPOCH];
-        out[4] = qr[QR_OFF_EPOCH + 1u];
+        out[3] = (uint8_t)epoch_step(qr, first);
         for (i = BUNDLE_SHORT_HEAD; i < n; i++)
             out[BUNDLE_ITEM_HEADER + i] = qr[QR_DATA + QR_TUPLE_HEADER + i - BUNDLE_SHORT_HEAD];
         return size;
@@ -69,17 +76,18 @@ static void clear(uint8_t qr[QR_LEN])
         qr[i] = 0;
 }
 
-/* A short item: `m` value bytes after its epoch, the rest from `first`. */
+/* A short item: `m` value bytes after its epoch's step, the rest from `first`. */
 static uint8_t get_short(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], const uint8_t *first)
 {
     uint8_t m = (uint8_t)(in[2] - BUNDLE_SHORT), i;
+    int16_t step;
     if (!first || m > QR_TUPLE_VALUES_MAX || m > len - BUNDLE_ITEM_HEADER - BUNDLE_SHORT_HEAD)
         return 0;
     clear(qr);
     for (i = 0; i < BUNDLE_QR_HEAD; i++)
         qr[i] = first[i];
-    qr[QR_OFF_EPOCH] = in[3];
-    qr[QR_OFF_EPOCH + 1u] = in[4];
+    step = in[3] < 0x80u ? in[3] : (int16_t)(in[3] - 0x100);
+    le16_put(&qr[QR_OFF_EPOCH], (uint16_t)(le16_get(&first[QR_OFF_EPOCH]) + (uint16_t)step));
     for (i = 0; i < QR_TUPLE_HEADER; i++)
         qr[QR_DATA + i] = first[QR_DATA + i];
     for (i = 0; i < m; i++)

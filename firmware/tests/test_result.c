@@ -2,6 +2,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "net/le16.h"
+#include "net/mhop.h"
 #include "query/catalog.h"
 #include "result/bundle.h"
 #include "result/result.h"
@@ -144,8 +146,8 @@ static void test_bundle_items(void)
     CHECK_EQ(bundle_item_size(bad, 0), 0);
 }
 
-/* Items after the first of the same query and tuple header are short: origin, length,
- * epoch, values. */
+/* Items after the first of the same query and tuple header, of an epoch near the
+ * first's, are short: origin, length, epoch step, values. */
 static void test_bundle_short_items(void)
 {
     static const uint8_t first[42] = {
@@ -154,24 +156,42 @@ static void test_bundle_short_items(void)
     static const uint8_t later[42] = {
         0x05, 0x00, 0x03, 0x01, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0,
         0x05, 0x02, 0x03, 0x00, 0x00, 0x00, 0x09, 0x00, 0x10, 0x00}; /* light's 0 left off */
-    static const uint8_t short_item[8] = {0x09, 0x00, 0x80 + 3, 0x03, 0x01, 0x09, 0x00, 0x10};
+    static const uint8_t short_item[7] = {0x09, 0x00, 0x80 + 3, 0x01, 0x09, 0x00, 0x10};
     uint8_t out[60], back[42], other[42];
     uint16_t origin = 0;
     uint8_t n;
-    CHECK_EQ(bundle_item_size(later, first), 8);
+    CHECK_EQ(bundle_item_size(later, first), 7);
     n = bundle_put(out, sizeof out, first, 7, 0);
     CHECK_EQ(n, 18);
-    CHECK_EQ(bundle_put(out + n, 7, later, 9, first), 0); /* no room */
-    CHECK_EQ(bundle_put(out + n, (uint8_t)(sizeof out - n), later, 9, first), 8);
-    CHECK_BYTES(out + n, short_item, 8);
-    CHECK_EQ(bundle_get(out + n, 8, back, &origin, first), 8);
+    CHECK_EQ(bundle_put(out + n, 6, later, 9, first), 0); /* no room */
+    CHECK_EQ(bundle_put(out + n, (uint8_t)(sizeof out - n), later, 9, first), 7);
+    CHECK_BYTES(out + n, short_item, 7);
+    CHECK_EQ(bundle_get(out + n, 7, back, &origin, first), 7);
     CHECK_EQ(origin, 9);
     CHECK_BYTES(back, later, 42);
-    CHECK_EQ(bundle_get(out + n, 8, back, &origin, 0), 0); /* short: needs the first */
-    CHECK_EQ(bundle_count(out, (uint8_t)(n + 8)), 2);
-    CHECK_EQ(bundle_count(out + n, 8), 0); /* a bundle cannot open with a short item */
-    memcpy(out + n + 8, out + n, 8);
-    CHECK_EQ(bundle_count(out, (uint8_t)(n + 16)), 3);
+    CHECK_EQ(bundle_get(out + n, 7, back, &origin, 0), 0); /* short: needs the first */
+    CHECK_EQ(bundle_count(out, (uint8_t)(n + 7)), 2);
+    CHECK_EQ(bundle_count(out + n, 7), 0); /* a bundle cannot open with a short item */
+    memcpy(out + n + 7, out + n, 7);
+    CHECK_EQ(bundle_count(out, (uint8_t)(n + 14)), 3);
+    /* Four tuples of two 2-byte fields fill the 42 bytes after the multihop header. */
+    memcpy(other, later, 42);
+    other[QR_DATA + QR_TUPLE_HEADER + 3] = 0x01;
+    CHECK_EQ(n + 3 * bundle_item_size(other, first), MHOP_PAYLOAD_MAX);
+    /* An earlier epoch, and one across the wrap of the epoch counter, come back. */
+    memcpy(other, later, 42);
+    le16_put(&other[QR_OFF_EPOCH], 0x0102 - 127);
+    CHECK_EQ(bundle_put(out, sizeof out, other, 9, first), 7);
+    CHECK_EQ(out[3], 0x81);
+    CHECK_EQ(bundle_get(out, 7, back, &origin, first), 7);
+    CHECK_BYTES(back, other, 42);
+    memcpy(out, first, 42);
+    le16_put(&out[QR_OFF_EPOCH], 0xFFFF);
+    le16_put(&other[QR_OFF_EPOCH], 0x0002);
+    CHECK_EQ(bundle_item_size(other, out), 7);
+    /* Epochs further apart go whole. */
+    le16_put(&other[QR_OFF_EPOCH], 0x0102 + 128);
+    CHECK_EQ(bundle_item_size(other, first), 3 + 5 + 9);
     /* Another query, or another notNull, goes whole. */
     memcpy(other, later, 42);
     other[QR_OFF_QID] = other[QR_DATA] = 6;

@@ -25,10 +25,10 @@ but whose results may still arrive; the gateway must not reuse their ids yet.
 Bundle, AM 241, radio only (firmware/result/bundle.h): a relay's queued tuples for one
 motebase parent in one frame, after the multihop header. Never on the serial line: the root
 writes each tuple as its own AM 240. The first item is whole, later ones of the same query,
-result index and tuple header are short::
+result index and tuple header, of an epoch within 127 of the first's, are short::
 
     whole: originaddr u16 | n u8 | qid | result_idx | epoch u16 | qrType 2 | tuple (n - 5)
-    short: originaddr u16 | 0x80 + m u8 | epoch u16 | values (m)
+    short: originaddr u16 | 0x80 + m u8 | epoch - first's epoch, s8 | values (m)
 
 The tuple bytes are the QueryResult's tuple part without its trailing zeros, a short item's
 values those after the first's tuple header; the time, clockCount and lastDiff are not
@@ -154,7 +154,7 @@ _WholeHead = cs.Struct(
     "epoch" / cs.Int16ul,
     "qrType" / cs.Const(2, cs.Int8ul),
 )
-_ShortHead = cs.Struct("epoch" / cs.Int16ul)
+_ShortHead = cs.Struct("epoch_step" / cs.Int8sl)
 _BUNDLE_QR_HEAD = _WholeHead.sizeof()
 _TUPLE_HEADER = TupleData.sizeof() - TUPLE_DATA_LEN  # the tuple's qid, numFields, notNull
 
@@ -200,7 +200,9 @@ def parse_bundle(body: bytes) -> list[tuple[int, bytes]]:
         result = {
             "qid": head["qid"],
             "result_idx": head["result_idx"],
-            "epoch": whole["epoch"],
+            "epoch": (first["epoch"] + whole["epoch_step"]) & 0xFFFF
+            if item["short"]
+            else whole["epoch"],
             "qrType": 2,
             "timeSyncData": bytes(TIME_SYNC_LEN),
             "clockCount": 0,
