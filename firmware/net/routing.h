@@ -40,9 +40,10 @@
  *     path cheaper by ROUTING_COST_MARGIN while advertising a cost below ours
  *     (cheaper_further: a descendant's cost is above ours, so it cannot route
  *     through us). Moves for a link happen once a beacon period, not while duty
- *     cycled under routing_keep_steady; a candidate as deep as we are is
- *     considered only if heard this period and its id is lower than ours (two
- *     such moves at once close a loop). depth = parent depth + 1, at most
+ *     cycled under routing_keep_steady -- there only from a failing parent to
+ *     a neighbour as deep as it, so our depth and the schedule stay; a
+ *     candidate as deep as we are is considered only if heard this period and
+ *     its id is lower than ours (two such moves at once close a loop). depth = parent depth + 1, at most
  *     ROUTING_MAX_DEPTH. A parent left keeps what its acks said in its
  *     estimate, or it would sound good again and win us back at once. The
  *     cost advertised in beacons is the path cost through the parent;

@@ -378,6 +378,38 @@ static void test_acks_judge_the_parent(void)
     }
 }
 
+/* Under steady aggregates a failing parent is left for a neighbour as deep as it: the
+ * node's depth, and the interval its records go in, stay. */
+static void test_steady_aggregates_leave_a_failing_parent_sideways(void)
+{
+    static net nw;
+    int r;
+
+    net_init(&nw, 4);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 0, 3, 1);
+    connect(&nw, 1, 2, 1);
+    connect(&nw, 3, 2, 1);
+    for (r = 0; r < 8; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+    routing_set_duty_cycled(&nw.rt[2], 1);
+    routing_keep_steady(&nw.rt[2], 1);
+    net_round(&nw);
+    for (r = 0; r < 6; r++) {
+        routing_parent_took(&nw.rt[2], 4); /* four sends a result: lossy, not failing */
+    }
+    net_round(&nw);
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+    for (r = 0; r < 6 && routing_parent(&nw.rt[2]) == 1; r++) {
+        routing_parent_took(&nw.rt[2], 0); /* given up */
+    }
+    net_round(&nw);
+    CHECK_EQ(routing_parent(&nw.rt[2]), 3);
+    CHECK_EQ(routing_depth(&nw.rt[2]), 2);
+}
+
 /* Two nodes at one depth, each with a lossy parent and a good link to the other,
  * and their beacons cross: each hears the other at the old depth and cost (sent
  * before their acks told them), so both moving would close a loop. Only the one
@@ -821,6 +853,7 @@ int main(void)
     test_a_beacon_that_leaves_us_out_says_we_are_not_heard();
     test_a_full_table_does_not_claim_to_list_all();
     test_acks_judge_the_parent();
+    test_steady_aggregates_leave_a_failing_parent_sideways();
     test_lateral_moves_go_to_lower_ids_only();
     test_parent_loss_reselects();
     test_no_two_node_loop();
