@@ -84,6 +84,11 @@ static void hal_leds(void *ctx, uint8_t bits)
     net_of(ctx)->leds[id_of(ctx)] = bits;
 }
 
+static int8_t hal_rx_snr_db(void *ctx)
+{
+    return ((emu_node *)ctx)->rx_snr_db;
+}
+
 static uint32_t hal_rx_started_ms(void *ctx)
 {
     return ((emu_node *)ctx)->rx_started_ms;
@@ -115,6 +120,7 @@ void emu_hal_bind(emu_node *node, emu_net *net, uint32_t id)
     node->hal.leds = hal_leds;
     node->hal.rand16 = hal_rand16;
     node->hal.rx_started_ms = hal_rx_started_ms;
+    node->hal.rx_snr_db = hal_rx_snr_db;
     node->hal.observe = net->obs.on ? hal_observe : NULL;
 }
 

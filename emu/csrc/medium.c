@@ -368,6 +368,13 @@ static uint8_t ack_arrives(emu_medium *m, uint32_t to, uint32_t s, double factor
     return emu_rng_unit(&m->rng) < prr * factor;
 }
 
+/* Link e's received power over receiver r's noise, whole dB, at least 1 (0: unknown). */
+static int8_t snr_db(const emu_medium *m, uint32_t e, uint32_t r)
+{
+    double db = 10.0 * log10(m->link_mw[e] / m->noise_mw[r]);
+    return (int8_t)(db >= 127.0 ? 127 : db < 1.0 ? 1 : (int)(db + 0.5));
+}
+
 static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
 {
     medium_tx *t = &m->tx[s];
@@ -385,6 +392,7 @@ static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
         if (!frame_received(m, e, t, factor))
             continue;
         m->counters[EMU_CNT_RECEIVED][r]++;
+        m->rx_snr_db = m->sinr ? snr_db(m, e, r) : 0;
         if (m->on_rx(m->owner, r, t->buf, t->len) && r == to)
             addressee_got_it = 1;
     }

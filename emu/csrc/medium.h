@@ -150,6 +150,9 @@ typedef struct emu_medium {
     medium_done_fn on_done;
     medium_tx_fn on_tx;
     medium_frame_fn on_frame_start; /* may be NULL */
+    /* SINR: dB over the receiver's noise of the frame on_rx is delivering (the
+     * received power, as an RSSI sample at its sync word reads it); 0 unknown */
+    int8_t rx_snr_db;
 } emu_medium;
 
 int medium_init(emu_medium *m, uint32_t n, const emu_platform *p, int lossless, uint64_t seed,

@@ -19,6 +19,7 @@ static uint8_t on_radio_rx(void *owner, uint32_t node, const uint8_t *msg, uint8
     /* delivered at the frame's end: its start symbol came one airtime earlier */
     net->nodes[node].rx_started_ms =
         (uint32_t)((net->now_us - net->medium.airtime_us[len]) / 1000u);
+    net->nodes[node].rx_snr_db = net->medium.rx_snr_db;
     return net->alive[node] && mote_on_radio_rx(emu_mote(net, node), msg, len);
 }
 

@@ -24,6 +24,7 @@ typedef struct emu_node {
     emu_net *net;
     uint32_t id;
     uint32_t rx_started_ms; /* hal.h rx_started_ms of the frame being delivered */
+    int8_t rx_snr_db;       /* hal.h rx_snr_db of the same frame */
 } emu_node;
 
 struct emu_net {

@@ -83,6 +83,7 @@ static const uint8_t PRESET[PRESET_LEN] PROGMEM = {
 #define FLOOR_REJECTS 8u             /* carrier-like samples in a row taken as the new floor */
 #define FLOOR_INIT 288u              /* first guess, ADC counts (TinyOS's squelch init) */
 #define CLEAR_MARGIN 24u             /* ADC counts: ~70 mV at 3 V, ~3.6 dB of RSSI */
+#define DB_PER_20_COUNTS 3           /* the same slope: 0.15 dB a count */
 #define NO_SAMPLE 0xFFFFu
 #define CAL_POLLS 400u               /* x 100 us: 40 ms per calibration at most */
 #define ADC_PRESCALE (_BV(ADPS2) | _BV(ADPS1)) /* /64: 115 kHz at 7.37 MHz, 62 kHz at 4 MHz */
@@ -119,6 +120,7 @@ typedef struct radio {
     uint8_t floor_i;
     uint8_t floor_rejects;
     uint8_t rx_len;
+    int8_t rx_snr;    /* dB the held frame stood over the floor, at its sync word; 0 unknown */
     uint8_t tx_len;
     uint16_t crc;
     uint16_t rx_crc;
@@ -240,7 +242,7 @@ static uint16_t rand16(void)
  * clearing the flag, which would lock RSSI out for good. The one window
  * left, between adc.c seeing ADSC fall and reading ADC, is a few cycles.
  */
-static uint16_t rssi_sample(void)
+static uint16_t rssi_read(void)
 {
     uint8_t sra = ADCSRA, mux = ADMUX;
     uint16_t v;
@@ -258,7 +260,16 @@ static uint16_t rssi_sample(void)
     v = ADC;
     ADMUX = mux;
     ADCSRA = (uint8_t)(sra | _BV(ADIF));
-    r.rng ^= v; /* the low bits are real noise on a mote */
+    return v;
+}
+
+/* A sample of the channel as CSMA and the floor take it: its low bits are real noise on
+ * a mote, and stir the backoff generator. */
+static uint16_t rssi_sample(void)
+{
+    uint16_t v = rssi_read();
+    if (v != NO_SAMPLE)
+        r.rng ^= v;
     return v;
 }
 
@@ -412,12 +423,24 @@ static void idle_byte(void)
     }
 }
 
+/* RSSI sample s against the idle floor, in dB (hal.h rx_snr_db): at least 1, or 0
+ * when the ADC was busy. The voltage falls as the signal grows. */
+static int8_t snr_of(uint16_t s)
+{
+    uint16_t db;
+    if (s == NO_SAMPLE)
+        return 0;
+    db = s < r.floor_est ? (uint16_t)((r.floor_est - s) * DB_PER_20_COUNTS / 20u) : 0u;
+    return (int8_t)(db < 1u ? 1u : db > 127u ? 127u : db);
+}
+
 static void sync_byte(uint8_t in)
 {
     uint8_t off;
     uint32_t w = (uint32_t)r.win << 16 | (uint32_t)r.prev << 8 | in;
     for (off = 0; off < 8u; off++) {
         if ((uint16_t)(w >> off) == SYNC_WORD) {
+            r.rx_snr = snr_of(rssi_read()); /* the sender's carrier, not noise */
             r.shift = off;
             r.state = ST_DATA;
             r.idx = 0;
@@ -705,6 +728,11 @@ void cc1000_get_stats(cc1000_stats *out)
     sreg = lock();
     *out = r.stats;
     SREG = sreg;
+}
+
+int8_t cc1000_rx_snr_db(void)
+{
+    return r.rx_snr; /* the held frame's: no new one is taken while it is held */
 }
 
 uint16_t cc1000_noise_floor(void)

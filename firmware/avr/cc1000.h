@@ -85,5 +85,6 @@ typedef struct cc1000_stats {
 
 void cc1000_get_stats(cc1000_stats *out);
 uint16_t cc1000_noise_floor(void); /* ADC counts, for diagnostics */
+int8_t cc1000_rx_snr_db(void);     /* the frame being delivered: dB over the floor, 0 unknown */
 
 #endif /* MOTE_AVR_CC1000_H */

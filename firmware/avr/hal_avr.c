@@ -69,6 +69,12 @@ static uint16_t rand16(void *ctx)
     return lfsr;
 }
 
+static int8_t rx_snr_db(void *ctx)
+{
+    (void)ctx;
+    return cc1000_rx_snr_db();
+}
+
 const mote_hal *hal_avr_bind(mote_state *st, uint16_t id, uint8_t uart_on)
 {
     node = st;
@@ -88,6 +94,7 @@ const mote_hal *hal_avr_bind(mote_state *st, uint16_t id, uint8_t uart_on)
     hal.rand16 = rand16;
     hal.observe = 0;
     hal.rx_started_ms = 0;
+    hal.rx_snr_db = rx_snr_db;
     radio_on = 1; /* cc1000_init leaves the receiver on */
     return &hal;
 }

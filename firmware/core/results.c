@@ -266,7 +266,8 @@ uint8_t results_receive(mote_state *st, const tos_header *tos, const uint8_t *da
     mhop_header_unpack(&mh, data);
     depth = routing_depth(&st->rt);
     deepest = routing_deepest(&st->rt);
-    routing_on_packet(&st->rt, tos, &mh, body, body_len);
+    routing_on_packet_snr(&st->rt, tos, &mh, body, body_len,
+                          st->hal->rx_snr_db ? st->hal->rx_snr_db(st->hal->ctx) : MOTE_SNR_UNKNOWN);
     /* A beacon naming us as parent: a child, even one our full neighbour table forgot. */
     if (tos->type == AM_ROUTE_BEACON && body_len >= 2 && le16_get(body) == st->id)
         st->child_epochs = CHILD_MEMORY_EPOCHS;

@@ -87,6 +87,14 @@ typedef struct mote_hal {
      * the frame's airtime is not taken for clock skew. NULL: the delivery time, as
      * TinyDB's receivers do (they adopt a stamp verbatim). */
     uint32_t (*rx_started_ms)(void *ctx);
+    /* May be NULL. How far the frame mote_on_radio_rx is delivering stood above the
+     * receiver's noise floor, in dB (TinyOS 1.x's TOS_Msg strength, as a ratio): the
+     * CC1000's RSSI at the sync word against its idle floor. MOTE_SNR_UNKNOWN where
+     * the platform cannot tell (a received frame is never at 0 dB: locking on takes
+     * about 6). Routing weighs weak links by it (net/routing.h). */
+    int8_t (*rx_snr_db)(void *ctx);
 } mote_hal;
+
+#define MOTE_SNR_UNKNOWN 0
 
 #endif /* MOTE_HAL_H */

@@ -27,7 +27,10 @@
  *     ROUTING_LINK_GOOD.
  *   - Path cost, 1/16 units: what the neighbour advertises plus what the hop
  *     costs, the square of its ETX (link_cost16: a lossy link loses in runs and
- *     its retries are bounded), plain ETX into the root (always awake).
+ *     its retries are bounded), plain ETX into the root (always awake), plus two
+ *     hops a dB for a link heard under ROUTING_SNR_FIRM_DB over our noise where
+ *     the radio measures it (hal.h rx_snr_db; an EWMA per neighbour): such a link
+ *     delivers in quiet and fails under the interference of a loaded level.
  *   - Parent = among eligible neighbours (heard recently, quality >=
  *     ROUTING_QUALITY_MIN, not our child) the one with the cheapest path; on a
  *     tie one whose link is not known to be lossy (judged, below
@@ -115,6 +118,9 @@
 #define ROUTING_SETTLE_PERIODS 3u      /* depth unchanged this long before taking a sibling */
 #define ROUTING_MAX_GAP 16u            /* a larger seqno jump is a reboot, not 16+ losses */
 #define ROUTING_PARENT_MAX_MISSES 8u   /* silent listening windows in a row, duty cycled */
+#define ROUTING_SNR_UNKNOWN 0          /* a packet's signal not measured (hal.h rx_snr_db) */
+#define ROUTING_SNR_FIRM_DB 15         /* a link heard this far over the noise holds under load */
+#define ROUTING_SNR_PENALTY 32u        /* ...below it each dB costs two hops (1/16 units) */
 
 /* RoutePacket after the mhop header: parent, cost, estEntries, entries. */
 #define ROUTING_BEACON_FIXED 5u
@@ -154,6 +160,7 @@ typedef struct routing_neighbor {
     uint8_t flags;       /* ROUTING_NB_* */
     uint8_t data_seq;    /* low byte of the seqno of the last packet it sent us (NB_DATA_SEEN) */
     uint8_t out_quality; /* how well it hears us, from its beacons' entries; 0: not told */
+    int8_t snr;          /* dB over our noise floor, EWMA 1/4 of its packets; 0: unknown */
 } routing_neighbor;
 
 /* routing_neighbor.flags */
@@ -210,6 +217,11 @@ void routing_init(routing *rt, uint16_t self);
  */
 void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh,
                        const uint8_t *body, uint8_t body_len);
+
+/* The same, for a packet whose signal the radio measured: `snr_db` over our noise
+ * floor (ROUTING_SNR_UNKNOWN: not measured). */
+void routing_on_packet_snr(routing *rt, const tos_header *tos, const mhop_header *mh,
+                           const uint8_t *body, uint8_t body_len, int8_t snr_db);
 
 /*
  * Duplicate / cycle / no-route check for a packet addressed to this node,

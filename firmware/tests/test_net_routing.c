@@ -14,6 +14,7 @@
 typedef struct net {
     routing rt[MAX_NODES];
     uint8_t link[MAX_NODES][MAX_NODES]; /* link[a][b]: b hears a; value = 1-in-N loss, 1 = perfect */
+    int8_t snr[MAX_NODES][MAX_NODES];   /* dB over b's noise of what b hears of a; 0 unmeasured */
     uint8_t alive[MAX_NODES];
     int n;
     unsigned round;
@@ -53,8 +54,8 @@ static void deliver(net *nw, int from, const tos_header *tos, const uint8_t *dat
         if (loss > 1 && nw->round % loss == 0) {
             continue; /* this link loses one packet in `loss` */
         }
-        routing_on_packet(&nw->rt[to], tos, &mh, data + MHOP_HEADER_LEN,
-                          (uint8_t)(len - MHOP_HEADER_LEN));
+        routing_on_packet_snr(&nw->rt[to], tos, &mh, data + MHOP_HEADER_LEN,
+                              (uint8_t)(len - MHOP_HEADER_LEN), nw->snr[from][to]);
     }
 }
 
@@ -325,6 +326,47 @@ static void test_a_beacon_that_leaves_us_out_says_we_are_not_heard(void)
         net_round(&nw);
     }
     CHECK_EQ(routing_parent(&nw.rt[3]), 2);
+}
+
+/* Node 4 routes through 1; it also hears 2 and 3, one hop from the root like 1, without
+ * a loss, but 2 only 9 dB over its noise: a link that holds on a quiet channel and
+ * fails under load. When 1 dies, 4 takes 3, heard at 25 dB; with the signals not
+ * measured, the lower id. The weak link's cost is what its children see advertised,
+ * and it is still taken where nothing stronger leads on. */
+static void test_weak_signals_cost_more(void)
+{
+    static net nw;
+    int r, measured;
+    uint16_t cost;
+
+    for (measured = 0; measured < 2; measured++) {
+        net_init(&nw, 5);
+        connect(&nw, 0, 1, 1);
+        connect(&nw, 0, 2, 1);
+        connect(&nw, 0, 3, 1);
+        connect(&nw, 1, 4, 1);
+        connect(&nw, 2, 4, 1);
+        connect(&nw, 3, 4, 1);
+        nw.snr[2][4] = (int8_t)(measured ? 9 : 0);
+        nw.snr[3][4] = (int8_t)(measured ? 25 : 0);
+        for (r = 0; r < 10; r++) {
+            net_round(&nw);
+        }
+        CHECK_EQ(routing_parent(&nw.rt[4]), 1);
+        nw.alive[1] = 0;
+        for (r = 0; r < 6; r++) {
+            net_round(&nw);
+        }
+        CHECK_EQ(routing_parent(&nw.rt[4]), measured ? 3 : 2);
+        CHECK_EQ(routing_depth(&nw.rt[4]), 2);
+    }
+    cost = nw.rt[4].cost;
+    nw.alive[3] = 0;
+    for (r = 0; r < 6; r++) {
+        net_round(&nw);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[4]), 2);
+    CHECK_EQ(nw.rt[4].cost, cost + (ROUTING_SNR_FIRM_DB - 9) * ROUTING_SNR_PENALTY);
 }
 
 /* A full table may have turned a sender away: its beacons do not say they list all. */
@@ -852,6 +894,7 @@ int main(void)
     test_beacons_tell_the_way_back();
     test_a_beacon_that_leaves_us_out_says_we_are_not_heard();
     test_a_full_table_does_not_claim_to_list_all();
+    test_weak_signals_cost_more();
     test_acks_judge_the_parent();
     test_steady_aggregates_leave_a_failing_parent_sideways();
     test_lateral_moves_go_to_lower_ids_only();
