@@ -221,17 +221,24 @@ static void test_grid(void)
     }
 }
 
+/* Nodes 1 and 3 one hop from the root, node 2 below both; its link to 1 loses one
+ * packet in `loss_1_2`. */
+static void diamond(net *nw, uint8_t loss_1_2)
+{
+    net_init(nw, 4);
+    connect(nw, 0, 1, 1);
+    connect(nw, 0, 3, 1);
+    connect(nw, 1, 2, loss_1_2);
+    connect(nw, 3, 2, 1);
+}
+
 /* Node 2 hears 1 (loses every 2nd packet) and 3 (perfect), both one hop from the root. */
 static void test_prefers_better_link(void)
 {
     static net nw;
     int r;
 
-    net_init(&nw, 4);
-    connect(&nw, 0, 1, 1);
-    connect(&nw, 0, 3, 1);
-    connect(&nw, 1, 2, 2);
-    connect(&nw, 3, 2, 1);
+    diamond(&nw, 2);
     for (r = 0; r < 20; r++) {
         net_round(&nw);
     }
@@ -427,11 +434,7 @@ static void test_steady_aggregates_leave_a_failing_parent_sideways(void)
     static net nw;
     int r;
 
-    net_init(&nw, 4);
-    connect(&nw, 0, 1, 1);
-    connect(&nw, 0, 3, 1);
-    connect(&nw, 1, 2, 1);
-    connect(&nw, 3, 2, 1);
+    diamond(&nw, 1);
     for (r = 0; r < 8; r++) {
         net_round(&nw);
     }
