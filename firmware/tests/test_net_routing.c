@@ -79,6 +79,14 @@ static void net_round(net *nw)
     }
 }
 
+/* `n` beacon periods. */
+static void net_rounds(net *nw, int n)
+{
+    while (n-- > 0) {
+        net_round(nw);
+    }
+}
+
 static void test_root(void)
 {
     routing rt;
@@ -176,15 +184,13 @@ static void test_deepest_climbs_to_the_root(void)
 static void test_chain(void)
 {
     static net nw;
-    int i, r;
+    int i;
 
     net_init(&nw, 6);
     for (i = 0; i + 1 < 6; i++) {
         connect(&nw, i, i + 1, 1);
     }
-    for (r = 0; r < 8; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 8);
     for (i = 1; i < 6; i++) {
         CHECK_EQ(routing_parent(&nw.rt[i]), i - 1);
         CHECK_EQ(routing_depth(&nw.rt[i]), i);
@@ -195,7 +201,7 @@ static void test_chain(void)
 static void test_grid(void)
 {
     static net nw;
-    int x, y, r, id, p;
+    int x, y, id, p;
 
     net_init(&nw, 16);
     for (y = 0; y < 4; y++) {
@@ -208,9 +214,7 @@ static void test_grid(void)
             }
         }
     }
-    for (r = 0; r < 12; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 12);
     for (id = 1; id < 16; id++) {
         x = id % 4;
         y = id / 4;
@@ -236,12 +240,9 @@ static void diamond(net *nw, uint8_t loss_1_2)
 static void test_prefers_better_link(void)
 {
     static net nw;
-    int r;
 
     diamond(&nw, 2);
-    for (r = 0; r < 20; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 20);
     CHECK_EQ(routing_parent(&nw.rt[2]), 3);
     CHECK_EQ(routing_depth(&nw.rt[2]), 2);
     CHECK(routing_parent_quality(&nw.rt[2]) > 200);
@@ -252,15 +253,12 @@ static void test_prefers_better_link(void)
 static void test_two_good_hops_beat_one_lossy(void)
 {
     static net nw;
-    int r;
 
     net_init(&nw, 3);
     connect(&nw, 0, 1, 1);
     connect(&nw, 0, 2, 2);
     connect(&nw, 1, 2, 1);
-    for (r = 0; r < 20; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 20);
     CHECK_EQ(routing_parent(&nw.rt[2]), 1);
     CHECK_EQ(routing_depth(&nw.rt[2]), 2);
 }
@@ -280,9 +278,7 @@ static void test_leaves_a_failing_parent_for_a_deeper_cheaper_path(void)
     connect(&nw, 1, 2, 1);
     connect(&nw, 2, 3, 1);
     connect(&nw, 0, 3, 1);
-    for (r = 0; r < 10; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 10);
     CHECK_EQ(routing_parent(&nw.rt[3]), 0);
     for (r = 0; r < 12; r++) {
         routing_parent_took(&nw.rt[3], 5); /* five sends a result */
@@ -299,7 +295,6 @@ static void test_leaves_a_failing_parent_for_a_deeper_cheaper_path(void)
 static void test_beacons_tell_the_way_back(void)
 {
     static net nw;
-    int r;
 
     net_init(&nw, 4);
     connect(&nw, 0, 1, 1);
@@ -307,9 +302,7 @@ static void test_beacons_tell_the_way_back(void)
     connect(&nw, 1, 3, 1);
     connect(&nw, 2, 3, 1);
     nw.link[3][1] = 2; /* 1 hears 3 every 2nd time */
-    for (r = 0; r < 20; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 20);
     CHECK_EQ(routing_parent(&nw.rt[3]), 2);
     CHECK_EQ(routing_depth(&nw.rt[3]), 2);
 }
@@ -321,7 +314,6 @@ static void test_beacons_tell_the_way_back(void)
 static void test_a_beacon_that_leaves_us_out_says_we_are_not_heard(void)
 {
     static net nw;
-    int r;
 
     net_init(&nw, 4);
     connect(&nw, 0, 1, 1);
@@ -329,9 +321,7 @@ static void test_a_beacon_that_leaves_us_out_says_we_are_not_heard(void)
     connect(&nw, 1, 3, 1);
     connect(&nw, 2, 3, 1);
     nw.link[3][1] = 0; /* 1 does not hear 3 at all */
-    for (r = 0; r < 20; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 20);
     CHECK_EQ(routing_parent(&nw.rt[3]), 2);
 }
 
@@ -343,7 +333,7 @@ static void test_a_beacon_that_leaves_us_out_says_we_are_not_heard(void)
 static void test_weak_signals_cost_more(void)
 {
     static net nw;
-    int r, measured;
+    int measured;
     uint16_t cost;
 
     for (measured = 0; measured < 2; measured++) {
@@ -356,22 +346,16 @@ static void test_weak_signals_cost_more(void)
         connect(&nw, 3, 4, 1);
         nw.snr[2][4] = (int8_t)(measured ? 9 : 0);
         nw.snr[3][4] = (int8_t)(measured ? 25 : 0);
-        for (r = 0; r < 10; r++) {
-            net_round(&nw);
-        }
+        net_rounds(&nw, 10);
         CHECK_EQ(routing_parent(&nw.rt[4]), 1);
         nw.alive[1] = 0;
-        for (r = 0; r < 6; r++) {
-            net_round(&nw);
-        }
+        net_rounds(&nw, 6);
         CHECK_EQ(routing_parent(&nw.rt[4]), measured ? 3 : 2);
         CHECK_EQ(routing_depth(&nw.rt[4]), 2);
     }
     cost = nw.rt[4].cost;
     nw.alive[3] = 0;
-    for (r = 0; r < 6; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 6);
     CHECK_EQ(routing_parent(&nw.rt[4]), 2);
     CHECK_EQ(nw.rt[4].cost, cost + (ROUTING_SNR_FIRM_DB - 9) * ROUTING_SNR_PENALTY);
 }
@@ -412,9 +396,7 @@ static void test_acks_judge_the_parent(void)
         connect(&nw, 0, 1, 1);
         connect(&nw, 0, 2, 1);
         connect(&nw, 1, 2, 1);
-        for (r = 0; r < 8; r++) {
-            net_round(&nw);
-        }
+        net_rounds(&nw, 8);
         CHECK_EQ(routing_parent(&nw.rt[2]), 0);
         routing_set_duty_cycled(&nw.rt[2], (uint8_t)(mode > 0));
         routing_keep_steady(&nw.rt[2], (uint8_t)(mode == 2));
@@ -435,9 +417,7 @@ static void test_steady_aggregates_leave_a_failing_parent_sideways(void)
     int r;
 
     diamond(&nw, 1);
-    for (r = 0; r < 8; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 8);
     CHECK_EQ(routing_parent(&nw.rt[2]), 1);
     routing_set_duty_cycled(&nw.rt[2], 1);
     routing_keep_steady(&nw.rt[2], 1);
@@ -471,9 +451,7 @@ static void test_lateral_moves_go_to_lower_ids_only(void)
     connect(&nw, 0, 1, 1);
     connect(&nw, 0, 2, 1);
     connect(&nw, 1, 2, 1);
-    for (r = 0; r < 8; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 8);
     for (r = 1; r <= 2; r++) {
         routing_set_duty_cycled(&nw.rt[r], 1);
         tos[r - 1].length = routing_build_beacon(&nw.rt[r], beacon[r - 1], TOS_DATA_LENGTH);
@@ -493,23 +471,18 @@ static void test_lateral_moves_go_to_lower_ids_only(void)
 static void test_parent_loss_reselects(void)
 {
     static net nw;
-    int r;
 
     net_init(&nw, 4);
     connect(&nw, 0, 1, 1);
     connect(&nw, 0, 3, 1);
     connect(&nw, 1, 2, 1);
     connect(&nw, 3, 2, 1);
-    for (r = 0; r < 6; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 6);
     CHECK_EQ(routing_parent(&nw.rt[2]), 1);
     CHECK_EQ(nw.rt[2].stats.parent_changes, 1);
 
     nw.alive[1] = 0;
-    for (r = 0; r < (int)ROUTING_PARENT_LOST_PERIODS - 1; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, (int)ROUTING_PARENT_LOST_PERIODS - 1);
     CHECK_EQ(routing_parent(&nw.rt[2]), 1); /* not yet: still within the grace periods */
     net_round(&nw);
     CHECK_EQ(routing_parent(&nw.rt[2]), 3);
@@ -518,9 +491,7 @@ static void test_parent_loss_reselects(void)
 
     /* the only way out dies too: unrouted, and the poison reaches the child */
     nw.alive[3] = 0;
-    for (r = 0; r < (int)ROUTING_PARENT_LOST_PERIODS; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, (int)ROUTING_PARENT_LOST_PERIODS);
     CHECK_EQ(routing_parent(&nw.rt[2]), ROUTING_PARENT_NONE);
     CHECK_EQ(routing_depth(&nw.rt[2]), ROUTING_DEPTH_NONE);
 }
@@ -529,19 +500,14 @@ static void test_parent_loss_reselects(void)
 static void test_no_two_node_loop(void)
 {
     static net nw;
-    int r;
 
     net_init(&nw, 3);
     connect(&nw, 0, 1, 1);
     connect(&nw, 1, 2, 1);
-    for (r = 0; r < 5; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 5);
     CHECK_EQ(routing_parent(&nw.rt[2]), 1);
     nw.alive[0] = 0;
-    for (r = 0; r < 12; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 12);
     CHECK(routing_parent(&nw.rt[1]) != 2);
     CHECK_EQ(routing_parent(&nw.rt[1]), ROUTING_PARENT_NONE);
     CHECK_EQ(routing_parent(&nw.rt[2]), ROUTING_PARENT_NONE);
@@ -591,9 +557,7 @@ static void test_fill_header(void)
 
     net_init(&nw, 2);
     connect(&nw, 0, 1, 1);
-    for (r = 0; r < 3; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 3);
     mh.seqno = 0;
     CHECK_EQ(routing_fill_header(&nw.rt[1], &mh, 1), 0);
     CHECK_EQ(mh.sourceaddr, 1);
@@ -623,14 +587,12 @@ static void test_dup_cycle_noroute(void)
     mhop_header child = {2, 2, 10, 2};
     mhop_header peer = {5, 5, 3, 1};
     mhop_header up = {0, 0, 3, 0};
-    int r, i;
+    int i;
 
     net_init(&nw, 3);
     connect(&nw, 0, 1, 1);
     connect(&nw, 1, 2, 1);
-    for (r = 0; r < 4; r++) {
-        net_round(&nw);
-    }
+    net_rounds(&nw, 4);
     rt = &nw.rt[1];
     CHECK_EQ(routing_depth(rt), 1);
     CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
