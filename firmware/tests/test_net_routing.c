@@ -289,10 +289,11 @@ static void test_leaves_a_failing_parent_for_a_deeper_cheaper_path(void)
 }
 
 /* Node 3 hears nodes 1 and 2 (both one hop from the root) perfectly, but node 1 hears
- * only every 2nd packet of 3's: 1's beacons say so (their receiveEst for 3), and 3
- * takes node 2. Judged by what it hears alone, 3 rated both links alike and took the
- * lower id. */
-static void test_beacons_tell_the_way_back(void)
+ * only every 2nd packet of 3's (`back` 2), or none (0): 1's beacons say so -- their
+ * receiveEst for 3, or, listing every neighbour 1 hears, no entry for 3 -- and 3 takes
+ * node 2. Judged by what it hears alone, 3 rated both links alike and took the lower
+ * id, whose acks never came. */
+static void check_the_way_back(uint8_t back)
 {
     static net nw;
 
@@ -301,28 +302,20 @@ static void test_beacons_tell_the_way_back(void)
     connect(&nw, 0, 2, 1);
     connect(&nw, 1, 3, 1);
     connect(&nw, 2, 3, 1);
-    nw.link[3][1] = 2; /* 1 hears 3 every 2nd time */
+    nw.link[3][1] = back;
     net_rounds(&nw, 20);
     CHECK_EQ(routing_parent(&nw.rt[3]), 2);
     CHECK_EQ(routing_depth(&nw.rt[3]), 2);
 }
 
-/* Node 3 hears nodes 1 and 2 alike, both one hop from the root, but 1 never hears 3:
- * 1's beacons list every neighbour it hears, and not 3, so 3 takes node 2. Rated by
- * what it heard alone, the link to 1 was as good as the one to 2 and 3 took the lower
- * id, whose acks never came. */
+static void test_beacons_tell_the_way_back(void)
+{
+    check_the_way_back(2);
+}
+
 static void test_a_beacon_that_leaves_us_out_says_we_are_not_heard(void)
 {
-    static net nw;
-
-    net_init(&nw, 4);
-    connect(&nw, 0, 1, 1);
-    connect(&nw, 0, 2, 1);
-    connect(&nw, 1, 3, 1);
-    connect(&nw, 2, 3, 1);
-    nw.link[3][1] = 0; /* 1 does not hear 3 at all */
-    net_rounds(&nw, 20);
-    CHECK_EQ(routing_parent(&nw.rt[3]), 2);
+    check_the_way_back(0);
 }
 
 /* Node 4 routes through 1; it also hears 2 and 3, one hop from the root like 1, without
