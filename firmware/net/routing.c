@@ -169,8 +169,8 @@ static uint8_t link_to_leave_for(const routing *rt, uint8_t slot)
  * of the time until another frame adds a little interference. Trees took such links
  * across half a grid (25 nodes, seed 4: 50 m to a parent, three levels for 25 nodes)
  * and a level's records, all in one interval, then drowned each other: COUNT 25 at
- * 2 s 20.9 of 25, COUNT 100 at 4 s 52.9 of 100 (seeds 1-10); with this cost 24.2 and
- * 86.9. Below ROUTING_SNR_FIRM_DB each dB costs two hops: a weak link is taken only
+ * 2 s 20.9 of 25, COUNT 100 at 4 s 52.9 of 100 (seeds 1-10); with this cost 24.3 and
+ * 85.5. Below ROUTING_SNR_FIRM_DB each dB costs two hops: a weak link is taken only
  * where nothing stronger leads on.
  */
 static uint16_t weak_signal_cost(const routing_neighbor *n)

@@ -17,7 +17,8 @@
  *     origin u16 | 0x80 + m u8 | epoch - first's epoch, s8 | the values, m bytes,
  * the rest taken from the first: four tuples of two 2-byte fields fit where two
  * whole ones did (three with a whole epoch each: the 25-node grid's SELECT at
- * 2 s delivered .922 of its tuples then, .944 now, seeds 1-10). timeSyncData, clockCount and lastDiff (bytes 5..14) are not
+ * 2 s delivered .922 of its tuples then, .944 now, seeds 1-10).
+ * timeSyncData, clockCount and lastDiff (bytes 5..14) are not
  * carried: a tuple's are zero but for the time, which every hop stamps anew and
  * the root stamps last, so the root's AM 240 on the UART is byte for byte what
  * it would have been.

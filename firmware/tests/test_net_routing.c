@@ -465,11 +465,7 @@ static void test_parent_loss_reselects(void)
 {
     static net nw;
 
-    net_init(&nw, 4);
-    connect(&nw, 0, 1, 1);
-    connect(&nw, 0, 3, 1);
-    connect(&nw, 1, 2, 1);
-    connect(&nw, 3, 2, 1);
+    diamond(&nw, 1);
     net_rounds(&nw, 6);
     CHECK_EQ(routing_parent(&nw.rt[2]), 1);
     CHECK_EQ(nw.rt[2].stats.parent_changes, 1);
