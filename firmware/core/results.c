@@ -130,18 +130,24 @@ static void take_tuple(mote_state *st, const mhop_header *mh, const uint8_t *qr)
     take_result(st, mh, &v, qr, run_slot_of(st, v.qid));
 }
 
-/* Places a (checked) bundle's tuples need here: none for a stopped query's (room_for). */
+/*
+ * Queue places a (checked) bundle's tuples need here: none for a stopped query's
+ * (room_for); one where they pack (core/txpath.h) and every later item is short --
+ * those the newest entry does not take start one new entry, and all fit in it, as
+ * they did in the frame --; else one each.
+ */
 static uint8_t bundle_places(const mote_state *st, const uint8_t *body, uint8_t len)
 {
-    uint8_t first[QR_LEN], qr[QR_LEN], used, places;
+    uint8_t first[QR_LEN], qr[QR_LEN], used, places, whole = 0;
     uint16_t origin;
     used = bundle_get(body, len, first, &origin, 0);
     places = !stops_has(st, first[QR_OFF_QID]);
     for (body += used, len = (uint8_t)(len - used); len; body += used, len = (uint8_t)(len - used)) {
+        whole |= !(body[BUNDLE_ITEM_HEADER - 1u] & BUNDLE_SHORT);
         used = bundle_get(body, len, qr, &origin, first);
         places = (uint8_t)(places + !stops_has(st, qr[QR_OFF_QID]));
     }
-    return places;
+    return places && !whole && tx_packs(st) ? 1u : places;
 }
 
 /* A bundle of tuples (result/bundle.h): room for all, or none is taken. */

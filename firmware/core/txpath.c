@@ -145,17 +145,65 @@ static void make_entry(radioq_entry *e, const uint8_t *qr, uint16_t origin, int1
     e->count = 1;
     e->len = QR_LEN;
     e->urgent = qr[QR_OFF_TYPE] == QR_AGG_RECORD;
+    e->packed = 0;
     for (i = 0; i < QR_LEN; i++)
         e->payload[i] = qr[i];
+}
+
+uint8_t tx_packs(const mote_state *st)
+{
+    return radioq_policy_of(&st->rq) == RADIOQ_NAIVE && routing_parent_bundles(&st->rt);
+}
+
+/*
+ * A tuple joins the newest queued entry as one more item of a bundle body
+ * (result/bundle.h) if it fits: an entry then holds four tuples of `nodeid, light`,
+ * not one. Queue places, one per tuple, were what the relays of big grids ran out
+ * of: they refused their children's bundles, which waited and collided again. Only
+ * under NAIVE -- WINAVG and DELTA merge, score and evict one result at a time -- and
+ * for a parent that takes bundles, as the entry leaves as one.
+ */
+static uint8_t pack_tuple(mote_state *st, const uint8_t *qr, uint16_t origin)
+{
+    radioq_entry *last = radioq_newest(&st->rq);
+    uint8_t first[QR_LEN], put, i;
+    uint16_t from;
+    if (!last || last->urgent || !tx_packs(st))
+        return 0;
+    if (last->packed) {
+        bundle_get(last->payload, last->len, first, &from, 0);
+    } else { /* a bundle body of one item first */
+        for (i = 0; i < QR_LEN; i++)
+            first[i] = last->payload[i];
+        put = bundle_put(last->payload, RADIOQ_PAYLOAD_MAX, first, last->origin, 0);
+        if (put == 0)
+            return 0;
+        last->len = put;
+        last->packed = 1;
+    }
+    put = bundle_put(last->payload + last->len, (uint8_t)(RADIOQ_PAYLOAD_MAX - last->len), qr,
+                     origin, first);
+    last->len = (uint8_t)(last->len + put);
+    last->packed = (uint8_t)(last->packed + (put != 0));
+    return put != 0;
+}
+
+/* A result into the queue: packed with the newest entry's if it can be, else its own. */
+static uint8_t queue_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value)
+{
+    radioq_entry e;
+    if (pack_tuple(st, qr, origin))
+        return 1;
+    make_entry(&e, qr, origin, value);
+    return radioq_push(&st->rq, &e);
 }
 
 /* A tuple back into the result queue, as tx_result queued it. */
 static uint8_t requeue(mote_state *st, const uint8_t *qr, uint16_t origin)
 {
-    radioq_entry e;
     uint8_t slot = qtable_find(&st->queries, qr[QR_OFF_QID]);
-    make_entry(&e, qr, origin, slot < QUERY_SLOTS ? qr_tuple_key(qr, &st->queries.slot[slot]) : 0);
-    return radioq_push(&st->rq, &e);
+    return queue_result(st, qr, origin,
+                        slot < QUERY_SLOTS ? qr_tuple_key(qr, &st->queries.slot[slot]) : 0);
 }
 
 /* The tuples bundled with the held one go back to the queue (the policy decides what
@@ -203,17 +251,15 @@ static uint8_t record_queued(const mote_state *st)
 
 uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value)
 {
-    radioq_entry e;
     if (st->id == MOTE_ROOT_ID) {
         uint8_t pkt[TOS_MSG_MAX];
         uint8_t n = build_result_packet(st, pkt, qr, QR_LEN, origin);
         uart_send_packet(st, pkt, n);
         return 1;
     }
-    make_entry(&e, qr, origin, value);
-    if (!radioq_push(&st->rq, &e))
+    if (!queue_result(st, qr, origin, value))
         return 0;
-    if (e.urgent)
+    if (qr[QR_OFF_TYPE] == QR_AGG_RECORD)
         record_first(st);
     tx_pump(st);
     return 1;
@@ -356,7 +402,7 @@ static void gather(mote_state *st)
     uint8_t first = bundle_item_size(st->held.payload, 0), put;
     if (first == 0 || st->id == MOTE_ROOT_ID || !routing_parent_bundles(&st->rt))
         return;
-    while ((next = radioq_peek(&st->rq)) != 0 && !next->urgent && next->len == QR_LEN) {
+    while ((next = radioq_peek(&st->rq)) != 0 && !next->urgent && !next->packed) {
         uint8_t size = bundle_item_size(next->payload, st->held.payload);
         if (size == 0 || (unsigned)first + st->held.more_len + size > MHOP_PAYLOAD_MAX ||
             (unsigned)st->held.more_len + size > BUNDLE_MORE_MAX)
@@ -369,23 +415,32 @@ static void gather(mote_state *st)
     }
 }
 
-/* Move the next queued result into `held`. */
+/* Move the next queued result into `held`; a packed entry's first item becomes the
+ * held result, the others its bundle. */
 static uint8_t take_next(mote_state *st)
 {
     radioq_entry e;
-    uint8_t i;
-    if (!radioq_pop(&st->rq, &e) || e.len != QR_LEN)
+    uint8_t i, used;
+    if (!radioq_pop(&st->rq, &e))
         return 0;
-    st->held.origin = e.origin;
+    /* Entries are whole QueryResults (make_entry) or bundle bodies (pack_tuple). */
+    if (e.packed) {
+        used = bundle_get(e.payload, e.len, st->held.payload, &st->held.origin, 0);
+    } else {
+        for (i = 0; i < QR_LEN; i++)
+            st->held.payload[i] = e.payload[i];
+        st->held.origin = e.origin;
+        used = QR_LEN;
+    }
     st->held.tries = 0;
     st->held.waits = 0;
     st->held.prompted = 0;
     st->held.busy = 0;
-    for (i = 0; i < QR_LEN; i++)
-        st->held.payload[i] = e.payload[i];
     st->held.valid = 1;
-    st->held.more_len = 0;
-    st->held.more_count = 0;
+    st->held.more_len = (uint8_t)(e.len - used);
+    st->held.more_count = (uint8_t)(e.packed ? e.packed - 1u : 0u);
+    for (i = 0; i < st->held.more_len; i++)
+        st->held.more[i] = e.payload[used + i];
     gather(st);
     return 1;
 }
@@ -730,7 +785,7 @@ uint8_t tx_winavg_merge(void *ctx, radioq_entry *dst, const radioq_entry *src)
     mote_state *st = (mote_state *)ctx;
     uint8_t slot = qtable_find(&st->queries, dst->qid);
     const query *q;
-    if (slot == QUERY_SLOTS || dst->len != QR_LEN || src->len != QR_LEN)
+    if (slot == QUERY_SLOTS || dst->packed || src->packed)
         return 0;
     q = &st->queries.slot[slot];
     if (!qr_tuple_average(dst->payload, dst->count, src->payload, src->count, q))

@@ -45,6 +45,10 @@ void tx_uart(mote_state *st, uint8_t am, const uint8_t *data, uint8_t len);
  */
 uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value);
 
+/* Whether queued tuples are packed several to an entry (txpath.c, pack_tuple): under
+ * NAIVE, for a parent that takes bundles. */
+uint8_t tx_packs(const mote_state *st);
+
 /* What the radio carries (mote_state.in_flight). */
 enum tx_in_flight {
     TX_NOTHING = 0,

@@ -231,6 +231,11 @@ const radioq_entry *radioq_peek(const radioq *q)
     return q->count ? &q->slot[q->order[next_pos(q)]] : NULL;
 }
 
+radioq_entry *radioq_newest(radioq *q)
+{
+    return q->count ? &q->slot[q->order[q->count - 1u]] : NULL;
+}
+
 uint8_t radioq_pop(radioq *q, radioq_entry *out)
 {
     uint8_t pos;

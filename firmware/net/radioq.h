@@ -73,6 +73,8 @@ typedef struct radioq_entry {
     uint8_t len;      /* valid bytes in payload */
     uint8_t urgent;   /* goes before every entry that is not (an aggregate record, due in
                          its interval), whatever the policy */
+    uint8_t packed;   /* 0: payload is one result; n > 0: the queue's user packed n results
+                         into it (core/txpath.c, as a bundle body: result/bundle.h) */
     uint8_t payload[RADIOQ_PAYLOAD_MAX];
 } radioq_entry;
 
@@ -135,6 +137,9 @@ uint8_t radioq_push(radioq *q, const radioq_entry *e);
 
 /* The entry radioq_pop would return, NULL if empty; valid until the next change. */
 const radioq_entry *radioq_peek(const radioq *q);
+
+/* The entry pushed last, NULL if empty: its user may add to its payload in place. */
+radioq_entry *radioq_newest(radioq *q);
 
 /* Remove the next entry into *out; returns 0 if the queue is empty. */
 uint8_t radioq_pop(radioq *q, radioq_entry *out);

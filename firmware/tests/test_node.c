@@ -398,6 +398,66 @@ static void test_relay_bundles_tuples(void)
     CHECK(s.bundles_on_air >= EPOCHS);
 }
 
+/* Tuples in a node's result queue: an entry packed with several counts each (txpath.c). */
+static int queued_tuples(const radioq *q)
+{
+    int i, n = 0;
+    for (i = 0; i < q->count; i++) {
+        const radioq_entry *e = &q->slot[q->order[i]];
+        n += e->packed ? e->packed : 1;
+    }
+    return n;
+}
+
+/*
+ * The same relay and children, the relay's uplink lost for four frames at once: a
+ * backlog builds up, more tuples than its queue has places, four to a place
+ * (core/txpath.c, pack_tuple). Nothing is refused for want of room, dropped or given
+ * up, and every tuple reaches the UART once.
+ */
+static void test_relay_packs_a_backlog(void)
+{
+    enum { LEAVES = SIM_NODES - 2, EPOCHS = 8, UNITS = 100 };
+    uint8_t f[40];
+    int seen[LEAVES + 2][EPOCHS], i, e, peak = 0;
+    mote_stats st;
+    sim_init(&s, LEAVES + 2);
+    s.node[1].radio_ms = 100;
+    sim_link(&s, 0, 1);
+    for (i = 2; i < LEAVES + 2; i++)
+        sim_link(&s, 1, i);
+    sim_run(&s, 40000);
+    t_field(f, 8, 1, 0, UNITS, 0, "nodeid");
+    send_query(f);
+    wait_installed(8);
+    wait_epoch(8, 2);
+    s.drop[1][0] = 4;
+    for (e = 0; e < (EPOCHS + 1) * UNITS * 10; e++) {
+        int n = queued_tuples(&s.node[1].st.rq);
+        sim_run(&s, s.now + 1);
+        peak = n > peak ? n : peak;
+    }
+    CHECK(peak > (int)RADIOQ_MAX_LEN);
+    memset(seen, 0, sizeof seen);
+    for (i = find_out(0, 8, 2); i >= 0; i = find_out(i + 1, 8, 2)) {
+        const uint8_t *qr = QR(s.out[i]);
+        int origin = s.out[i][5 + 2] | s.out[i][5 + 3] << 8, epoch = qr[2] | qr[3] << 8;
+        if (origin < LEAVES + 2 && epoch >= 1 && epoch <= EPOCHS)
+            seen[origin][epoch - 1]++;
+    }
+    for (e = 0; e < EPOCHS; e++)
+        for (i = 0; i < LEAVES + 2; i++)
+            if (seen[i][e] != 1) {
+                printf("node %d epoch %d: %d tuples\n", i, e + 1, seen[i][e]);
+                CHECK_EQ(seen[i][e], 1);
+            }
+    for (i = 1; i < LEAVES + 2; i++) {
+        mote_get_stats(&s.node[i].st, &st);
+        CHECK_EQ(st.queue_dropped, 0);
+        CHECK_EQ(st.results_unacked, 0);
+    }
+}
+
 static uint32_t read_stamp(const uint8_t *field)
 {
     return (uint32_t)(field[1] | field[2] << 8) | (uint32_t)(field[3] | field[4] << 8) << 16;
@@ -514,6 +574,7 @@ int main(int argc, char **argv)
     test_commands_status_and_delete();
     test_deep_chain_relays_every_tuple();
     test_relay_bundles_tuples();
+    test_relay_packs_a_backlog();
     test_time_stamped_at_start_symbol();
     test_time_adopted_against_the_start_symbol();
     test_late_phase_keeps_the_alarm_due();
