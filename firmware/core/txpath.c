@@ -1,5 +1,7 @@
 #include "txpath.h"
 
+#include <string.h>
+
 #include "../net/le16.h"
 #include "../net/serial.h"
 #include "../query/assembly.h"
@@ -166,15 +168,14 @@ uint8_t tx_packs(const mote_state *st)
 static uint8_t pack_tuple(mote_state *st, const uint8_t *qr, uint16_t origin)
 {
     radioq_entry *last = radioq_newest(&st->rq);
-    uint8_t first[QR_LEN], put, i;
+    uint8_t first[QR_LEN], put;
     uint16_t from;
     if (!last || last->urgent || !tx_packs(st))
         return 0;
     if (last->packed) {
         bundle_get(last->payload, last->len, first, &from, 0);
     } else { /* a bundle body of one item first */
-        for (i = 0; i < QR_LEN; i++)
-            first[i] = last->payload[i];
+        memcpy(first, last->payload, QR_LEN);
         put = bundle_put(last->payload, RADIOQ_PAYLOAD_MAX, first, last->origin, 0);
         if (put == 0)
             return 0;
@@ -420,15 +421,14 @@ static void gather(mote_state *st)
 static uint8_t take_next(mote_state *st)
 {
     radioq_entry e;
-    uint8_t i, used;
+    uint8_t used;
     if (!radioq_pop(&st->rq, &e))
         return 0;
     /* Entries are whole QueryResults (make_entry) or bundle bodies (pack_tuple). */
     if (e.packed) {
         used = bundle_get(e.payload, e.len, st->held.payload, &st->held.origin, 0);
     } else {
-        for (i = 0; i < QR_LEN; i++)
-            st->held.payload[i] = e.payload[i];
+        memcpy(st->held.payload, e.payload, QR_LEN);
         st->held.origin = e.origin;
         used = QR_LEN;
     }
@@ -439,8 +439,7 @@ static uint8_t take_next(mote_state *st)
     st->held.valid = 1;
     st->held.more_len = (uint8_t)(e.len - used);
     st->held.more_count = (uint8_t)(e.packed ? e.packed - 1u : 0u);
-    for (i = 0; i < st->held.more_len; i++)
-        st->held.more[i] = e.payload[used + i];
+    memcpy(st->held.more, e.payload + used, st->held.more_len);
     gather(st);
     return 1;
 }

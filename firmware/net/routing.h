@@ -15,9 +15,12 @@
  *     neighbour's advertised depth and cost, what its beacons say of how well it
  *     hears us (out_quality: the receiveEst of our entry, as MintRoute sends
  *     it), and whether it routes through us. A new sender takes a free slot,
- *     else replaces the worst non-parent entry (long silent first, then lowest
- *     quality) if that one is weaker than a fresh entry, or is no parent
- *     candidate while the newcomer is.
+ *     else replaces the worst non-parent entry (long silent first, then the
+ *     weakest signal under ROUTING_SNR_FIRM_DB where the radio measures it, then
+ *     lowest quality) if that one is weaker than a fresh entry, or is no parent
+ *     candidate while the newcomer is -- but for a long silent one, only by a
+ *     newcomer heard at least ROUTING_SNR_ADMIT_DB over our noise, where
+ *     measured.
  *   - Link value: the share of our sends that would be acknowledged, 0..255.
  *     For the parent, once we send to it, 255 over an EWMA (alpha 1/4) of the
  *     sends each result took, its ETX (routing_parent_took: the data path's
@@ -121,6 +124,7 @@
 #define ROUTING_SNR_UNKNOWN 0          /* a packet's signal not measured (hal.h rx_snr_db) */
 #define ROUTING_SNR_FIRM_DB 15         /* a link heard this far over the noise holds under load */
 #define ROUTING_SNR_PENALTY 32u        /* ...below it each dB costs two hops (1/16 units) */
+#define ROUTING_SNR_ADMIT_DB 21        /* a newcomer displaces a live entry only this strong */
 
 /* RoutePacket after the mhop header: parent, cost, estEntries, entries. */
 #define ROUTING_BEACON_FIXED 5u

@@ -639,7 +639,8 @@ static void test_neighbour_resend_outlives_the_ring(void)
     CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
 }
 
-/* A full table keeps its parent and lets a potential parent displace a useless entry. */
+/* A full table keeps its parent and lets a potential parent displace a useless entry, if
+ * its signal, where measured, is strong. */
 static void test_table_replacement(void)
 {
     tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
@@ -656,7 +657,8 @@ static void test_table_replacement(void)
         mh.sourceaddr = (uint16_t)(100 + i);
         mh.hopcount = 4;
         le16_put(body, 50);
-        routing_on_packet(&rt, &tos, &mh, body, sizeof body);
+        /* all heard clearly, but 105 weakly: the one to give up first */
+        routing_on_packet_snr(&rt, &tos, &mh, body, sizeof body, (int8_t)(i == 5 ? 10 : 30));
     }
     CHECK_EQ(routing_neighbor_count(&rt), ROUTING_MAX_NEIGHBORS);
     mh.sourceaddr = 200; /* another child: not worth a slot */
@@ -666,12 +668,17 @@ static void test_table_replacement(void)
     mh.hopcount = 1;
     le16_put(body, 0);
     le16_put(body + 2, 16);
-    routing_on_packet(&rt, &tos, &mh, body, sizeof body);
+    /* ...but not heard under ROUTING_SNR_ADMIT_DB: most such senders are transitional links */
+    routing_on_packet_snr(&rt, &tos, &mh, body, sizeof body, ROUTING_SNR_ADMIT_DB - 1);
+    CHECK_EQ(rt.stats.table_replacements, 0);
+    CHECK_EQ(routing_parent(&rt), 7);
+    routing_on_packet_snr(&rt, &tos, &mh, body, sizeof body, ROUTING_SNR_ADMIT_DB);
     CHECK_EQ(rt.stats.table_replacements, 1);
     CHECK_EQ(routing_parent(&rt), 201); /* and, being closer to the root, becomes the parent */
     CHECK_EQ(routing_depth(&rt), 2);
     for (i = 0; i < routing_neighbor_count(&rt); i++) {
         CHECK(routing_neighbor_at(&rt, i)->id != 200);
+        CHECK(routing_neighbor_at(&rt, i)->id != 105);
     }
 }
 
