@@ -44,6 +44,7 @@ class Case:
     metric: str  # "yield", "exact" or "count"
     target: float | None
     over: str = "mean"  # how seeds combine for the target: "mean" or "median"
+    adapt: bool = False  # the gateway lowers a rate the network cannot carry (ratecontrol)
 
 
 CASES = {
@@ -53,6 +54,8 @@ CASES = {
     "select100_8s": Case(100, "grid", SELECT.format(8192), 12, "yield", 0.90),
     "intel_31s": Case(54, "intel-lab", SELECT.format(31000), 12, "yield", 0.95),
     "intel_4s": Case(54, "intel-lab", SELECT.format(4096), 20, "yield", 0.95),
+    # Past capacity on `logistic`: what the gateway's rate governor makes of it (§3).
+    "intel_4s_adapt": Case(54, "intel-lab", SELECT.format(4096), 20, "yield", None, adapt=True),
     "count25": Case(
         25, "grid", "SELECT COUNT(*) FROM sensors SAMPLE PERIOD 2048", 30, "count", 24, "median"
     ),
@@ -80,7 +83,9 @@ def measure(name: str, seed: int, epochs: int | None, link_model: str | None = N
     radio = {"link_model": link_model} if link_model else {}
     config = NetworkConfig(nodes=case.nodes, topology=case.topology, seed=seed, **radio)
     with Network(config) as net:
-        experiment = run_experiment(net, [QueryRun(case.sql)], epochs=epochs or case.epochs)
+        experiment = run_experiment(
+            net, [QueryRun(case.sql)], epochs=epochs or case.epochs, adapt_rate=case.adapt
+        )
     (query,) = compare(result_records(experiment), truth_records(experiment)).queries.values()
     if case.metric == "yield":
         assert isinstance(query, TupleAccuracy) and query.tuple_yield is not None

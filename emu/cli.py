@@ -219,6 +219,7 @@ def _run_experiment(
     out: Path | None,
     truth: Path | None,
     log: Path | None,
+    adapt_rate: bool = False,
 ) -> None:
     """The gateway in this process, in virtual time: results, and the truth beside them."""
     from motebase.emu.experiment import QueryRun, run_experiment, write_truth
@@ -237,10 +238,18 @@ def _run_experiment(
     with console.status("running") as status:
         try:
             experiment = run_experiment(
-                net, runs, epochs=epochs, warmup_ms=warmup_ms, sinks=sinks, progress=status.update
+                net,
+                runs,
+                epochs=epochs,
+                warmup_ms=warmup_ms,
+                sinks=sinks,
+                progress=status.update,
+                adapt_rate=adapt_rate,
             )
         except (TinySQLError, LogLockedError, LogCorruptError) as exc:
             raise click.ClickException(str(exc)) from None
+    for notice in experiment.notices:
+        console.print(f"[yellow]{notice}[/]")
     if truth is not None:
         write_truth(sys.stdout if truth == STDOUT else truth, experiment)
     for outcome in experiment.outcomes:
@@ -389,6 +398,12 @@ def _run_experiment(
     default=None,
     help="Durable result log directory, as `mote query --log` writes it.",
 )
+@click.option(
+    "--adapt-rate",
+    is_flag=True,
+    help="With --out/--truth/--log: the gateway lowers a SELECT's sample rate the network "
+    "cannot carry, and says so (`mote query --adapt-rate`).",
+)
 @picture_option(
     "Draw the network when the run ends (.svg or .png; the plot extra): positions, links "
     "coloured by reception probability, the routing tree, each node's depth."
@@ -424,6 +439,7 @@ def emulate_cmd(
     out: Path | None,
     truth: Path | None,
     log: Path | None,
+    adapt_rate: bool,
     plot: Path | None,
     summary_rows: int,
 ) -> None:
@@ -479,11 +495,14 @@ def emulate_cmd(
             out,
             truth,
             log,
+            adapt_rate,
         )
         _draw_network(console, net, plot)
         return
     if stop_after:
         raise click.UsageError("--stop-after needs --out, --truth or --log")
+    if adapt_rate:
+        raise click.UsageError("--adapt-rate needs --out, --truth or --log")
     bridge = SerialBridge(
         net, pty=use_pty, sf_port=sf_port, realtime=realtime, until_ms=until_ms, slice_ms=100.0
     )

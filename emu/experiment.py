@@ -83,7 +83,8 @@ class QueryOutcome:
 
     @property
     def epoch_ms(self) -> int:
-        return self.query.plan.epoch_ms or ONCE_MS
+        """The epoch duration now: the plan's, or the last RATE's."""
+        return self.query.epoch_ms or ONCE_MS
 
 
 @dataclass
@@ -93,6 +94,8 @@ class Experiment:
     nodes: int
     outcomes: list[QueryOutcome]
     virtual_s: float
+    #: What the gateway told the user meanwhile (a lowered rate, a silent query).
+    notices: list[str] = field(default_factory=list)
 
 
 class _Routes:
@@ -119,6 +122,7 @@ class _Runner:
         epochs: int,
         sinks: Sequence[RowSink],
         progress: Callable[[str], None] | None,
+        adapt_rate: bool = False,
     ) -> None:
         self.net = net
         self.runs = runs
@@ -127,8 +131,12 @@ class _Runner:
         self.progress = progress
         self.endpoint = VirtualEndpoint(net)
         self.session = QuerySession(
-            self.endpoint, config=SessionConfig(status_wait_s=0.5), clock=self.endpoint.clock
+            self.endpoint,
+            config=SessionConfig(status_wait_s=0.5, adapt_rate=adapt_rate),
+            clock=self.endpoint.clock,
+            notify=self._notify,
         )
+        self.notices: list[str] = []
         self.observations: list[np.ndarray] = []
         self.routes = _Routes()
         self.outcomes: list[QueryOutcome] = []
@@ -218,8 +226,17 @@ class _Runner:
         self._deliver(rows)
         self.finished_at.setdefault(qid, self.session.clock())
 
+    def _notify(self, message: str) -> None:
+        self.notices.append(message)
+        if self.progress is not None:
+            self.progress(message)
+
     def _poll(self, seconds: float) -> None:
         self._deliver(self.session.poll(seconds))
+        for outcome in self.outcomes:  # a RATE retimes the query (gateway/ratecontrol.py)
+            current = self.session.assembler.query_of(outcome.query.query_id)
+            if current is not None:
+                outcome.query = current
         self.routes.snapshot(self.net)
         taken = self.net.take_observations()
         if len(taken):
@@ -300,13 +317,16 @@ def run_experiment(
     warmup_ms: float = 30_000.0,
     sinks: Sequence[RowSink] = (),
     progress: Callable[[str], None] | None = None,
+    adapt_rate: bool = False,
 ) -> Experiment:
-    """Run ``runs`` concurrently on ``net`` (see the module docstring)."""
+    """Run ``runs`` concurrently on ``net`` (see the module docstring); ``adapt_rate``:
+    the gateway lowers a SELECT's rate the network cannot carry (gateway/ratecontrol.py)."""
     if not runs:
         raise ValueError("an experiment needs at least one query")
     net.run_for(max(0.0, warmup_ms - net.now_ms))
-    outcomes = _Runner(net, runs, epochs, sinks, progress).run()
-    return Experiment(net.present, outcomes, net.now_ms / 1000.0)
+    runner = _Runner(net, runs, epochs, sinks, progress, adapt_rate)
+    outcomes = runner.run()
+    return Experiment(net.present, outcomes, net.now_ms / 1000.0, runner.notices)
 
 
 def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:
@@ -317,7 +337,7 @@ def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:
         "kind": "truth",
         "query_id": outcome.query.query_id,
         "sql": outcome.query.sql,
-        "epoch_ms": outcome.query.plan.epoch_ms,
+        "epoch_ms": outcome.query.epoch_ms,
         "aggregate": outcome.query.plan.is_aggregate,
         "nodes": nodes,
         "complete_through": outcome.complete_through,

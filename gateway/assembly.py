@@ -173,6 +173,15 @@ class AssemblyStats:
 
 
 @dataclass(frozen=True)
+class RateChange:
+    """From ``epoch`` on, a query's epochs last ``epoch_ms``; that epoch begins at ``time``."""
+
+    epoch: int
+    epoch_ms: int
+    time: float
+
+
+@dataclass(frozen=True)
 class RegisteredQuery:
     """A query the assembler accepts results for."""
 
@@ -180,12 +189,39 @@ class RegisteredQuery:
     plan: ResultPlan
     start_time: float
     sql: str = ""
+    #: RATE messages sent since it started, oldest first (the motes number epochs on
+    #: across a change, firmware/core/querymsg.c).
+    rates: tuple[RateChange, ...] = ()
+
+    @property
+    def epoch_ms(self) -> int | None:
+        """The epoch duration now: the plan's, or the last RATE's."""
+        return self.rates[-1].epoch_ms if self.rates else self.plan.epoch_ms
 
     def epoch_time(self, epoch: int) -> float:
-        """Event time of an epoch: query start + epoch * epoch duration (ONCE: the start)."""
+        """Event time of an epoch: query start + epoch * epoch duration (ONCE: the start),
+        counted from the last rate change at or before it."""
         if self.plan.epoch_ms is None:
             return self.start_time
+        for change in reversed(self.rates):
+            if epoch >= change.epoch:
+                return change.time + (epoch - change.epoch) * change.epoch_ms / 1000.0
         return self.start_time + epoch * self.plan.epoch_ms / 1000.0
+
+    def epoch_at(self, time: float) -> int:
+        """Whole epochs elapsed at ``time`` since the start (0 for ONCE or before it)."""
+        if self.plan.epoch_ms is None:
+            return 0
+        for change in reversed(self.rates):
+            if time >= change.time:
+                return change.epoch + int((time - change.time) * 1000 // change.epoch_ms)
+        return max(0, int((time - self.start_time) * 1000 // self.plan.epoch_ms))
+
+    def with_rate(self, epoch: int, epoch_ms: int, at: float | None = None) -> RegisteredQuery:
+        """The same query, its epochs lasting ``epoch_ms`` from ``epoch`` on, which begins
+        ``at`` (default: when the old period would have begun it)."""
+        change = RateChange(epoch, epoch_ms, self.epoch_time(epoch) if at is None else at)
+        return replace(self, rates=(*self.rates, change))
 
 
 @dataclass
@@ -459,6 +495,17 @@ class ResultAssembler:
         state = self._queries.pop(query_id, None)
         return state.flush(self.stats) if state is not None else []
 
+    def retime(self, query_id: int, epoch: int, epoch_ms: int, at: float | None = None) -> None:
+        """The query's epochs last ``epoch_ms`` from ``epoch`` on, which begins ``at``
+        (a RATE message)."""
+        state = self._queries.get(query_id)
+        if state is not None:
+            state.query = state.query.with_rate(epoch, epoch_ms, at)
+
+    def query_of(self, query_id: int) -> RegisteredQuery | None:
+        state = self._queries.get(query_id)
+        return state.query if state is not None else None
+
     def plan_of(self, query_id: int) -> ResultPlan | None:
         state = self._queries.get(query_id)
         return state.query.plan if state is not None else None
@@ -488,7 +535,7 @@ class ResultAssembler:
         if state is None:
             return []
         epoch_ms = state.query.plan.epoch_ms
-        elapsed = 0 if not epoch_ms else int((now - state.query.start_time) * 1000 // epoch_ms)
+        elapsed = 0 if not epoch_ms else state.query.epoch_at(now)
         return state.restart(elapsed, self.stats)
 
     def expire(self, now: float) -> list[Row]:

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from motebase.gateway.assembly import (
     AggregateResult,
+    Reading,
     RegisteredQuery,
     ResultAssembler,
     ResultPlan,
@@ -59,6 +60,7 @@ from motebase.gateway.protocol.motebase import add_trailer, parse_status_extensi
 from motebase.gateway.protocol.result import time_sync_ms
 from motebase.gateway.protocol.tos import TOS_HEADER_LEN
 from motebase.gateway.protocol.tuple_lane import ResultDecoder
+from motebase.gateway.ratecontrol import RateDecision, RateGovernor
 from motebase.gateway.transport.base import LinkStats
 
 log = logging.getLogger(__name__)
@@ -115,6 +117,9 @@ class SessionConfig:
     #: root waits SCHED_START_DELAY_MS and one epoch (firmware/core/schedule.h). Silence
     #: is counted from then, so a query is not reported silent before it could speak.
     first_epoch_delay_s: float = 4.096
+    #: Lower a SELECT's sample rate (RATE) when the network delivers too little of it
+    #: (gateway/ratecontrol.py); the user is told, as for a silent query.
+    adapt_rate: bool = False
 
 
 @dataclass
@@ -281,6 +286,9 @@ class QuerySession:
         self._epoch_ms: dict[int, int | None] = {}  # of running queries
         self._last_heard: dict[int, float] = {}  # when a result of the query last came
         self._silent: set[int] = set()  # queries already reported silent
+        self._governors: dict[int, RateGovernor] = {}  # tuple queries under adapt_rate
+        #: receive time - the root's logical time of the newest stamped tuple (seconds)
+        self._root_clock_offset: float | None = None
 
     def clock(self) -> float:
         """The session's time in seconds: row timestamps and every wait it does."""
@@ -344,6 +352,8 @@ class QuerySession:
         self._schemas[query_id] = result_schema(plan)
         self._parts[query_id] = parts
         self._epoch_ms[query_id] = plan.epoch_ms
+        if self.config.adapt_rate and plan.epoch_ms and not plan.aggregates:
+            self._governors[query_id] = RateGovernor(plan.epoch_ms)
         self._send_parts(query_id)
         return query
 
@@ -393,12 +403,25 @@ class QuerySession:
         self._epoch_ms.pop(qid, None)
         self._last_heard.pop(qid, None)
         self._silent.discard(qid)
+        self._governors.pop(qid, None)
 
     def set_rate(self, qid: int, epoch_ms: int) -> None:
-        """Change the epoch duration of a running query (RATE message)."""
+        """Change the epoch duration of a running query (RATE message). The root starts
+        it at the next epoch boundary, numbering epochs on; rows are timed by it from the
+        epoch after the newest heard."""
         self._send(query_packet(rate_message(qid, epoch_ms), self.config.group))
         if qid in self._epoch_ms:
             self._epoch_ms[qid] = epoch_ms
+        seen = self.assembler.epochs_seen(qid)
+        self.assembler.retime(
+            qid, (seen[1] if seen else 0) + 1, epoch_ms, self._rate_start(epoch_ms)
+        )
+        if qid in self._governors:
+            self._governors[qid].epoch_ms = epoch_ms
+
+    def epoch_ms(self, qid: int) -> int | None:
+        """A running query's epoch duration now (after any RATE), None if unknown."""
+        return self._epoch_ms.get(qid)
 
     def send_command(
         self, name: str, params: dict[str, Any] | None = None, target: int = ALL_NODES
@@ -426,7 +449,44 @@ class QuerySession:
         rows.extend(self._receive(timeout))
         self._check_silence()
         rows.extend(self.assembler.expire(self._clock()))
+        self._govern(rows)
         return rows
+
+    def _rate_start(self, epoch_ms: int) -> float | None:
+        """When the root will start the new period: at its next multiple on the root's
+        logical clock (firmware/core/querymsg.c), which the tuples' stamps tell; None
+        before any stamped tuple."""
+        if self._root_clock_offset is None:
+            return None
+        now_ms = int((self._clock() - self._root_clock_offset) * 1000)
+        return self._root_clock_offset + (now_ms - now_ms % epoch_ms + epoch_ms) / 1000.0
+
+    def _govern(self, rows: list[Row]) -> None:
+        """Feed the rate governors; lower a rate one of them calls for, and say so."""
+        for row in rows:
+            if isinstance(row, Reading) and row.node_time is not None:
+                self._root_clock_offset = row.receive_time - row.node_time / 1000.0
+        if not self._governors:
+            return
+        for row in rows:
+            governor = self._governors.get(row.query_id)
+            if governor is not None and isinstance(row, Reading):
+                governor.observe(row.epoch, row.node_id)
+        for qid, governor in list(self._governors.items()):
+            decision = governor.decide()
+            if decision is not None:
+                self._lower_rate(qid, decision)
+
+    def _lower_rate(self, qid: int, decision: RateDecision) -> None:
+        packet = query_packet(rate_message(qid, decision.epoch_ms), self.config.group)
+        if not self._send(packet, required=False):
+            self._governors[qid].epoch_ms = decision.old_epoch_ms  # judged again later
+            self._notify(f"query {qid}: the basestation did not take the lower rate (RATE)")
+            return
+        self._epoch_ms[qid] = decision.epoch_ms
+        start = self._rate_start(decision.epoch_ms)
+        self.assembler.retime(qid, decision.after_epoch + 1, decision.epoch_ms, start)
+        self._notify(decision.describe(qid))
 
     def _recover(self) -> list[Row]:
         """After a reconnect: re-send every query of this session the root does not

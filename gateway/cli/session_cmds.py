@@ -213,6 +213,12 @@ def _signals_stop(stop: threading.Event) -> Iterator[None]:
     show_default=True,
     help="Warn when the query delivers no result for this many epochs (0: never).",
 )
+@click.option(
+    "--adapt-rate",
+    is_flag=True,
+    help="Lower a SELECT's sample rate (RATE) when the network delivers too little of it, "
+    'and say so (docs/radio.md, "Beyond capacity").',
+)
 def query_cmd(
     sql: str,
     port: str,
@@ -228,6 +234,7 @@ def query_cmd(
     table: bool,
     save: Path | None,
     silence_epochs: int,
+    adapt_rate: bool,
 ) -> None:
     """Run a TinySQL query on the network behind PORT and collect its results.
 
@@ -250,7 +257,9 @@ def query_cmd(
         raise sql_error(sql, exc) from None
     stop = threading.Event()
     limits = RunLimits(epochs=epochs, duration_s=duration, stop=stop)
-    config = SessionConfig(group=group, silence_epochs=silence_epochs or None)
+    config = SessionConfig(
+        group=group, silence_epochs=silence_epochs or None, adapt_rate=adapt_rate
+    )
     capture = capture_for(save, port, platform, baud)
     with contextlib.ExitStack() as cleanup:
         if capture is not None:
