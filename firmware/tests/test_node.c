@@ -357,45 +357,60 @@ static void test_deep_chain_relays_every_tuple(void)
     CHECK(sleeps > EPOCHS * UNITS * 10 * 2 / 5);
 }
 
-/*
- * A relay with six children and a slow uplink: their tuples meet in its queue and go on in
- * bundles (result/bundle.h), yet the root writes each as its own AM 240, once.
- */
-static void test_relay_bundles_tuples(void)
+enum { RELAY_LEAVES = SIM_NODES - 2, RELAY_EPOCHS = 8, RELAY_UNITS = 100 };
+
+/* The root, a relay (node 1) whose frames take `radio_ms`, and six leaves below it, running
+ * SELECT nodeid as query `qid` every second from its first epoch on. */
+static void relay_with_leaves(uint32_t radio_ms, int qid)
 {
-    enum { LEAVES = SIM_NODES - 2, EPOCHS = 8, UNITS = 100 };
     uint8_t f[40];
-    int seen[LEAVES + 2][EPOCHS], i, e;
-    sim_init(&s, LEAVES + 2);
-    /* The relay's sends take long (a busy channel): 5 a second, for 7 tuples an epoch.
-     * One by one they would back up and overflow its queue. */
-    s.node[1].radio_ms = 200;
+    int i;
+    sim_init(&s, RELAY_LEAVES + 2);
+    s.node[1].radio_ms = radio_ms;
     sim_link(&s, 0, 1);
-    for (i = 2; i < LEAVES + 2; i++)
+    for (i = 2; i < RELAY_LEAVES + 2; i++)
         sim_link(&s, 1, i);
     sim_run(&s, 40000);
-    CHECK_EQ(mote_depth(&s.node[LEAVES + 1].st), 2);
-    t_field(f, 7, 1, 0, UNITS, 0, "nodeid");
+    CHECK_EQ(mote_depth(&s.node[RELAY_LEAVES + 1].st), 2);
+    t_field(f, qid, 1, 0, RELAY_UNITS, 0, "nodeid");
     send_query(f);
-    wait_installed(7);
-    wait_epoch(7, 1);
-    sim_run(&s, s.now + (EPOCHS + 2) * UNITS * 10);
+    wait_installed(qid);
+}
+
+/* Every node's tuple of epochs 1..RELAY_EPOCHS reached the UART as its own AM 240, once. */
+static void check_each_tuple_once(int qid)
+{
+    int seen[RELAY_LEAVES + 2][RELAY_EPOCHS], i, e;
     memset(seen, 0, sizeof seen);
-    for (i = find_out(0, 7, 2); i >= 0; i = find_out(i + 1, 7, 2)) {
+    for (i = find_out(0, qid, 2); i >= 0; i = find_out(i + 1, qid, 2)) {
         const uint8_t *qr = QR(s.out[i]);
         int origin = s.out[i][5 + 2] | s.out[i][5 + 3] << 8, epoch = qr[2] | qr[3] << 8;
         CHECK_EQ(s.out_len[i], TOS_MSG_MAX);
         CHECK_EQ(qr[QR_DATA + 6] | qr[QR_DATA + 7] << 8, origin);
-        if (origin < LEAVES + 2 && epoch >= 1 && epoch <= EPOCHS)
+        if (origin < RELAY_LEAVES + 2 && epoch >= 1 && epoch <= RELAY_EPOCHS)
             seen[origin][epoch - 1]++;
     }
-    for (e = 0; e < EPOCHS; e++)
-        for (i = 0; i < LEAVES + 2; i++)
+    for (e = 0; e < RELAY_EPOCHS; e++)
+        for (i = 0; i < RELAY_LEAVES + 2; i++)
             if (seen[i][e] != 1) {
                 printf("node %d epoch %d: %d tuples\n", i, e + 1, seen[i][e]);
                 CHECK_EQ(seen[i][e], 1);
             }
-    CHECK(s.bundles_on_air >= EPOCHS);
+}
+
+/*
+ * A relay with six children and a slow uplink: their tuples meet in its queue and go on in
+ * bundles (result/bundle.h), yet the root writes each as its own AM 240, once. The relay's
+ * sends take long (a busy channel): 5 a second, for 7 tuples an epoch. One by one they
+ * would back up and overflow its queue.
+ */
+static void test_relay_bundles_tuples(void)
+{
+    relay_with_leaves(200, 7);
+    wait_epoch(7, 1);
+    sim_run(&s, s.now + (RELAY_EPOCHS + 2) * RELAY_UNITS * 10);
+    check_each_tuple_once(7);
+    CHECK(s.bundles_on_air >= RELAY_EPOCHS);
 }
 
 /* Tuples in a node's result queue: an entry packed with several counts each (txpath.c). */
@@ -417,41 +432,19 @@ static int queued_tuples(const radioq *q)
  */
 static void test_relay_packs_a_backlog(void)
 {
-    enum { LEAVES = SIM_NODES - 2, EPOCHS = 8, UNITS = 100 };
-    uint8_t f[40];
-    int seen[LEAVES + 2][EPOCHS], i, e, peak = 0;
+    int i, t, peak = 0;
     mote_stats st;
-    sim_init(&s, LEAVES + 2);
-    s.node[1].radio_ms = 100;
-    sim_link(&s, 0, 1);
-    for (i = 2; i < LEAVES + 2; i++)
-        sim_link(&s, 1, i);
-    sim_run(&s, 40000);
-    t_field(f, 8, 1, 0, UNITS, 0, "nodeid");
-    send_query(f);
-    wait_installed(8);
+    relay_with_leaves(100, 8);
     wait_epoch(8, 2);
     s.drop[1][0] = 4;
-    for (e = 0; e < (EPOCHS + 1) * UNITS * 10; e++) {
+    for (t = 0; t < (RELAY_EPOCHS + 1) * RELAY_UNITS * 10; t++) {
         int n = queued_tuples(&s.node[1].st.rq);
         sim_run(&s, s.now + 1);
         peak = n > peak ? n : peak;
     }
     CHECK(peak > (int)RADIOQ_MAX_LEN);
-    memset(seen, 0, sizeof seen);
-    for (i = find_out(0, 8, 2); i >= 0; i = find_out(i + 1, 8, 2)) {
-        const uint8_t *qr = QR(s.out[i]);
-        int origin = s.out[i][5 + 2] | s.out[i][5 + 3] << 8, epoch = qr[2] | qr[3] << 8;
-        if (origin < LEAVES + 2 && epoch >= 1 && epoch <= EPOCHS)
-            seen[origin][epoch - 1]++;
-    }
-    for (e = 0; e < EPOCHS; e++)
-        for (i = 0; i < LEAVES + 2; i++)
-            if (seen[i][e] != 1) {
-                printf("node %d epoch %d: %d tuples\n", i, e + 1, seen[i][e]);
-                CHECK_EQ(seen[i][e], 1);
-            }
-    for (i = 1; i < LEAVES + 2; i++) {
+    check_each_tuple_once(8);
+    for (i = 1; i < RELAY_LEAVES + 2; i++) {
         mote_get_stats(&s.node[i].st, &st);
         CHECK_EQ(st.queue_dropped, 0);
         CHECK_EQ(st.results_unacked, 0);
