@@ -108,7 +108,7 @@ def test_the_entry_points_name_motebase_modules(wheel: Path) -> None:
     entries = [line.split(" = ") for line in text.splitlines() if " = " in line]
     targets = [target for _, target in entries]
     assert "motebase.gateway.cli.main:main" in targets
-    assert len(targets) == 19  # the script and one entry per command (gateway/cli/main.py)
+    assert len(targets) == 20  # the script and one entry per command (gateway/cli/main.py)
     assert all(target.startswith("motebase.") for target in targets)
 
 

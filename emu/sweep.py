@@ -1,0 +1,166 @@
+"""Parameter sweeps: a grid of emulations, each point one run of ``run_experiment`` scored
+by ``mote accuracy``'s comparison (issue 15, §1). This module knows the spec and one point;
+spreading the points over Spark's executors is motebase.spark.sweep's job.
+
+A spec is TOML. Top-level keys hold for every point, and the ``[grid]`` table gives each
+key a list of values; a point is one combination, in the grid's key order (the last key
+varies fastest)::
+
+    query = "SELECT nodeid, light FROM sensors SAMPLE PERIOD 2048"
+    epochs = 20
+
+    [grid]
+    seed = [1, 2, 3]
+    link_model = ["logistic", "sinr"]
+
+Keys: ``query`` (TinySQL), ``epochs``, ``warmup_s`` (30), ``adapt_rate`` (false), and the
+network's (``NetworkConfig``): nodes, topology, platform, seed, lossless, spacing,
+radio_range, link_model, min_link_prob, asymmetry, battery_j. A point never raises: a
+failure is its row's ``error``, and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+NETWORK_KEYS = (
+    "nodes",
+    "topology",
+    "platform",
+    "seed",
+    "lossless",
+    "spacing",
+    "radio_range",
+    "link_model",
+    "min_link_prob",
+    "asymmetry",
+    "battery_j",
+)
+RUN_DEFAULTS: dict[str, Any] = {"epochs": 20, "warmup_s": 30.0, "adapt_rate": False}
+KEYS = ("query", *RUN_DEFAULTS, *NETWORK_KEYS)
+#: What every row reports besides its parameters (None where it does not apply).
+METRICS = (
+    "error",
+    "kind",
+    "tuple_yield",
+    "exact_fraction",
+    "count_median",
+    "sampled",
+    "sound",
+    "rows",
+    "rate_changes",
+    "virtual_s",
+    "wall_s",
+    "accuracy",
+)
+
+
+class SweepSpecError(ValueError):
+    """A sweep spec that cannot be run; the message says which key and why."""
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    fixed: dict[str, Any]
+    grid: dict[str, list[Any]]
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every combination of the grid's values, over the fixed keys and defaults."""
+        base = {**RUN_DEFAULTS, **self.fixed}
+        keys = list(self.grid)
+        return [
+            {**base, **dict(zip(keys, values, strict=True))}
+            for values in itertools.product(*(self.grid[k] for k in keys))
+        ]
+
+    @property
+    def keys(self) -> list[str]:
+        """The parameters the rows carry: the defaults', the fixed and the grid's keys."""
+        return list(dict.fromkeys([*RUN_DEFAULTS, *self.fixed, *self.grid]))
+
+
+def parse_spec(text: str) -> SweepSpec:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SweepSpecError(f"not TOML: {exc}") from None
+    grid = data.pop("grid", {})
+    if not isinstance(grid, dict):
+        raise SweepSpecError("[grid] must be a table of lists")
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise SweepSpecError(f"grid.{key} must be a non-empty list")
+    for key in [*data, *grid]:
+        if key not in KEYS:
+            raise SweepSpecError(f"unknown key {key!r}; choose from {', '.join(KEYS)}")
+    both = sorted(set(data) & set(grid))
+    if both:
+        raise SweepSpecError(f"{', '.join(both)}: fixed and in the grid")
+    if "query" not in data and "query" not in grid:
+        raise SweepSpecError('no query: give `query = "SELECT ..."`')
+    return SweepSpec(data, grid)
+
+
+def load_spec(path: Path | str) -> SweepSpec:
+    return parse_spec(Path(path).read_text())
+
+
+def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """One emulation and its score, as a row: the point's parameters, then METRICS."""
+    row: dict[str, Any] = {**dict(point), **dict.fromkeys(METRICS)}
+    started = time.perf_counter()
+    try:
+        row.update(_score(point))
+    except Exception as exc:  # a failed point is a row, not a failed sweep
+        row["error"] = f"{type(exc).__name__}: {exc}"
+    row["wall_s"] = time.perf_counter() - started
+    return row
+
+
+def _score(point: Mapping[str, Any]) -> dict[str, Any]:
+    # Imported here: a Spark executor imports this module before it runs a point.
+    from motebase.emu.experiment import QueryRun, result_records, run_experiment, truth_records
+    from motebase.emu.network import Network, NetworkConfig
+    from motebase.gateway.accuracy import AggregateAccuracy, compare
+
+    config = NetworkConfig(**{k: point[k] for k in NETWORK_KEYS if k in point})
+    with Network(config) as net:
+        experiment = run_experiment(
+            net,
+            [QueryRun(str(point["query"]))],
+            epochs=int(point["epochs"]),
+            warmup_ms=float(point["warmup_s"]) * 1000.0,
+            adapt_rate=bool(point["adapt_rate"]),
+        )
+    report = compare(result_records(experiment), truth_records(experiment))
+    (query,) = report.queries.values()
+    (outcome,) = experiment.outcomes
+    scores: dict[str, Any] = {
+        "kind": query.kind,
+        "sampled": query.sampled,
+        "sound": query.sound,
+        "rows": len(outcome.rows),
+        "rate_changes": len(outcome.query.rates),
+        "virtual_s": experiment.virtual_s,
+        "accuracy": json.dumps(report.to_json(), sort_keys=True),
+    }
+    if isinstance(query, AggregateAccuracy):
+        counts = [e.count_delivered for e in query.epochs if e.count_delivered is not None]
+        scores["exact_fraction"] = query.exact_fraction
+        scores["count_median"] = float(statistics.median(counts)) if counts else None
+    else:
+        scores["tuple_yield"] = query.tuple_yield
+    return scores

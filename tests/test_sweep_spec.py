@@ -1,0 +1,85 @@
+"""Sweep specs and points (motebase.emu.sweep): the grid's expansion, the errors a bad spec
+gets, and one point run as a Spark task runs it (no Spark here: tests/test_spark_sweep.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from motebase.emu.sweep import METRICS, SweepSpecError, parse_spec, run_point
+
+SPEC = """
+query = "SELECT nodeid, light FROM sensors SAMPLE PERIOD 2048"
+epochs = 3
+nodes = 9
+lossless = true
+
+[grid]
+seed = [1, 2]
+topology = ["grid", "random"]
+"""
+
+
+def test_the_grid_expands_last_key_fastest_over_the_fixed_keys() -> None:
+    spec = parse_spec(SPEC)
+    points = spec.points()
+    assert [(p["seed"], p["topology"]) for p in points] == [
+        (1, "grid"),
+        (1, "random"),
+        (2, "grid"),
+        (2, "random"),
+    ]
+    assert all(p["nodes"] == 9 and p["epochs"] == 3 and p["warmup_s"] == 30.0 for p in points)
+    assert spec.keys == [
+        "epochs",
+        "warmup_s",
+        "adapt_rate",
+        "query",
+        "nodes",
+        "lossless",
+        "seed",
+        "topology",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("query = 'SELECT nodeid FROM sensors'\ncolour = 3", "unknown key 'colour'"),
+        ("query = 'q'\n[grid]\nseed = 3", "grid.seed must be a non-empty list"),
+        ("query = 'q'\n[grid]\nseed = []", "grid.seed must be a non-empty list"),
+        ("query = 'q'\nseed = 1\n[grid]\nseed = [1]", "seed: fixed and in the grid"),
+        ("epochs = 3", "no query"),
+        ("query = ", "not TOML"),
+    ],
+)
+def test_a_bad_spec_says_what_is_wrong(text: str, says: str) -> None:
+    with pytest.raises(SweepSpecError, match=says):
+        parse_spec(text)
+
+
+def test_a_point_is_a_row_of_its_parameters_and_scores() -> None:
+    (point, *_) = parse_spec(SPEC).points()
+    row = run_point(point)
+    assert list(row) == [*point, *METRICS]
+    assert row["error"] is None and row["kind"] == "tuple" and row["sound"] is True
+    assert row["tuple_yield"] == 1.0  # lossless: every tuple
+    assert row["exact_fraction"] is None and row["rate_changes"] == 0
+    report = json.loads(row["accuracy"])
+    assert report["1"]["tuple_yield"] == 1.0
+
+
+def test_a_failing_point_is_a_row_with_its_error() -> None:
+    (point, *_) = parse_spec(SPEC).points()
+    row = run_point({**point, "topology": "moon"})
+    assert row["error"].startswith("ConfigError: unknown topology 'moon'")
+    assert row["tuple_yield"] is None and row["wall_s"] >= 0
+
+
+def test_an_aggregate_point_scores_exact_epochs_and_the_count() -> None:
+    spec = parse_spec(SPEC.replace("nodeid, light", "COUNT(*)"))
+    row = run_point(spec.points()[0])
+    assert row["kind"] == "aggregate" and row["error"] is None
+    assert row["exact_fraction"] == 1.0 and row["count_median"] == 9.0
+    assert row["tuple_yield"] is None
