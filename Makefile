@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 PYENV_BINS := $(shell command -v pyenv >/dev/null 2>&1 && for v in $$(pyenv versions --bare | grep -E '^3\.1[0-3]\.[0-9]+$$'); do printf '%s/versions/%s/bin:' "$$(pyenv root)" "$$v"; done)
 export PATH := $(PYENV_BINS)$(PATH)
 
-.PHONY: run test fuzz bench venv clean avr
+.PHONY: run test fuzz bench papers venv clean avr
 
 $(BIN)/mote: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,11 @@ bench: $(BIN)/mote
 	$(BIN)/python bench/gateway_decode.py
 	$(BIN)/python bench/spark_ingest.py
 	$(BIN)/python bench/issue10.py
+
+# The TinyDB paper's experiments rerun (docs/papers.md; bench/results/<name>.json), each
+# through `mote sweep`'s points on local Spark.
+papers: $(BIN)/mote
+	$(BIN)/python bench/papers/snooping.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-tox .tox build *.egg-info

@@ -42,6 +42,8 @@ DRAIN_EPOCHS = 2
 AFTER_STOP_EPOCHS = 5
 #: The gateway polls this often (seconds of virtual time).
 POLL_S = 0.05
+#: How long named commands sent before the queries get to cross the network.
+COMMAND_FLOOD_S = 2.0
 #: firmware/core/schedule.h: SCHED_START_DELAY_MS, SCHED_CTL_PERIOD_MS, SCHED_CTL_SLOT_MS
 START_DELAY_S, CTL_PERIOD_S, CTL_SLOT_S = 4.096, 1.024, 0.064
 UNROUTED = 255
@@ -123,8 +125,10 @@ class _Runner:
         sinks: Sequence[RowSink],
         progress: Callable[[str], None] | None,
         adapt_rate: bool = False,
+        commands: Sequence[tuple[str, dict[str, Any]]] = (),
     ) -> None:
         self.net = net
+        self.commands = commands
         self.runs = runs
         self.epochs = epochs
         self.sinks = sinks
@@ -148,6 +152,10 @@ class _Runner:
     def run(self) -> list[QueryOutcome]:
         self.net.record_observations(True)
         self.routes.snapshot(self.net)
+        for name, params in self.commands:
+            self.session.send_command(name, params)
+        if self.commands:  # no query runs yet: a command floods at radio speed
+            self._poll_for(COMMAND_FLOOD_S)
         for run in self.runs:
             self._start(run)
         self._collect()
@@ -318,13 +326,16 @@ def run_experiment(
     sinks: Sequence[RowSink] = (),
     progress: Callable[[str], None] | None = None,
     adapt_rate: bool = False,
+    commands: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> Experiment:
     """Run ``runs`` concurrently on ``net`` (see the module docstring); ``adapt_rate``:
-    the gateway lowers a SELECT's rate the network cannot carry (gateway/ratecontrol.py)."""
+    the gateway lowers a SELECT's rate the network cannot carry (gateway/ratecontrol.py);
+    ``commands``: named commands (name, params) sent after the warm-up, before the
+    queries (``snoop`` off, a queue policy)."""
     if not runs:
         raise ValueError("an experiment needs at least one query")
     net.run_for(max(0.0, warmup_ms - net.now_ms))
-    runner = _Runner(net, runs, epochs, sinks, progress, adapt_rate)
+    runner = _Runner(net, runs, epochs, sinks, progress, adapt_rate, commands)
     outcomes = runner.run()
     return Experiment(net.present, outcomes, net.now_ms / 1000.0, runner.notices)
 

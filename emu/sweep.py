@@ -13,10 +13,12 @@ varies fastest)::
     seed = [1, 2, 3]
     link_model = ["logistic", "sinr"]
 
-Keys: ``query`` (TinySQL), ``epochs``, ``warmup_s`` (30), ``adapt_rate`` (false), and the
-network's (``NetworkConfig``): nodes, topology, platform, seed, lossless, spacing,
-radio_range, link_model, min_link_prob, asymmetry, battery_j. A point never raises: a
-failure is its row's ``error``, and the sweep goes on.
+Keys: ``query`` (TinySQL), ``epochs``, ``warmup_s`` (30), ``adapt_rate`` (false),
+``snoop`` and ``policy`` (the named commands ``snoop enabled=0|1`` and ``qpolicy
+policy=naive|winavg|delta``, sent before the query; unset, the firmware's defaults: snooping
+on, NAIVE), and the network's (``NetworkConfig``): nodes, topology, platform, seed,
+lossless, spacing, radio_range, link_model, min_link_prob, asymmetry, battery_j. A point
+never raises: a failure is its row's ``error``, and the sweep goes on.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ NETWORK_KEYS = (
     "battery_j",
 )
 RUN_DEFAULTS: dict[str, Any] = {"epochs": 20, "warmup_s": 30.0, "adapt_rate": False}
-KEYS = ("query", *RUN_DEFAULTS, *NETWORK_KEYS)
+COMMAND_KEYS = ("snoop", "policy")
+KEYS = ("query", *RUN_DEFAULTS, *COMMAND_KEYS, *NETWORK_KEYS)
 #: What every row reports besides its parameters (None where it does not apply).
 METRICS = (
     "error",
@@ -61,6 +64,8 @@ METRICS = (
     "sampled",
     "sound",
     "rows",
+    "messages_per_epoch",
+    "records_suppressed",
     "rate_changes",
     "virtual_s",
     "wall_s",
@@ -118,6 +123,17 @@ def load_spec(path: Path | str) -> SweepSpec:
     return parse_spec(Path(path).read_text())
 
 
+def _commands(point: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The named commands a point's ``snoop`` and ``policy`` ask for (checked by the
+    session against the command table before anything is sent)."""
+    commands: list[tuple[str, dict[str, Any]]] = []
+    if point.get("snoop") is not None:
+        commands.append(("snoop", {"enabled": int(bool(point["snoop"]))}))
+    if point.get("policy") is not None:
+        commands.append(("qpolicy", {"policy": str(point["policy"])}))
+    return commands
+
+
 def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
     """One emulation and its score, as a row: the point's parameters, then METRICS."""
     row: dict[str, Any] = {**dict(point), **dict.fromkeys(METRICS)}
@@ -144,12 +160,20 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
             epochs=int(point["epochs"]),
             warmup_ms=float(point["warmup_s"]) * 1000.0,
             adapt_rate=bool(point["adapt_rate"]),
+            commands=_commands(point),
         )
+        stats = [net.mote_stats(i) for i in range(net.n)]
     report = compare(result_records(experiment), truth_records(experiment))
     (query,) = report.queries.values()
     (outcome,) = experiment.outcomes
+    # Result messages (own and forwarded) over the epochs a node ran, on average: what
+    # TAG and TinyDB count (TODS 2005 §6.3.2); beacons and query parts are not in it.
+    epochs_run = sum(s["epochs"] for s in stats) / max(1, len(stats))
+    messages = sum(s["results_sent"] + s["results_forwarded"] for s in stats)
     scores: dict[str, Any] = {
         "kind": query.kind,
+        "messages_per_epoch": messages / epochs_run if epochs_run else None,
+        "records_suppressed": sum(s["records_suppressed"] for s in stats),
         "sampled": query.sampled,
         "sound": query.sound,
         "rows": len(outcome.rows),
