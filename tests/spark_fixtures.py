@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,3 +24,15 @@ def parquet_offsets(spark: SparkSession, path: Path) -> list[int]:
     """Every ``log_offset`` in a Parquet table as Spark reads it (through the sink's log)."""
     frame = spark.read.parquet(str(path))
     return sorted(row.log_offset for row in frame.select("log_offset").collect())
+
+
+def run_mote(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """``mote ARGS`` as a user runs it, in ``cwd`` -- not the checkout, where a stale
+    egg-info would shadow the entry points; the caller checks the exit status."""
+    return subprocess.run(
+        [sys.executable, "-c", "from motebase.gateway.cli.main import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+    )

@@ -3,34 +3,24 @@ emulated network -> gateway -> result log -> Spark -> Parquet, every logged read
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import spark_fixtures
 from pyspark.sql import SparkSession
-from spark_fixtures import parquet_offsets
+from spark_fixtures import parquet_offsets, run_mote
 
 from motebase.gateway.resultlog import ResultLog
 
 pytestmark = pytest.mark.spark
 spark_session = spark_fixtures.spark_session
 
-MOTE = "from motebase.gateway.cli.main import main; main()"
-
 
 def test_mote_run_lands_every_logged_reading_in_parquet_once(
     tmp_path: Path, spark_session: SparkSession
 ) -> None:
     out = tmp_path / "run"
-    done = subprocess.run(
-        [sys.executable, "-c", MOTE, "run", "--nodes", "9", "--duration", "12", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=tmp_path,  # not the checkout: a stale egg-info there would shadow the entry points
-    )
+    done = run_mote("run", "--nodes", "9", "--duration", "12", "--out", str(out), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Parquet tables in" in done.stdout
 

@@ -4,13 +4,12 @@ point in Parquet, a failed point a row with its error, a summary by seed group."
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import spark_fixtures
 from pyspark.sql import SparkSession
+from spark_fixtures import run_mote
 
 from motebase.emu.sweep import parse_spec
 from motebase.spark.sweep import run_points, write_sweep
@@ -61,14 +60,8 @@ def test_a_sweep_lands_one_row_a_point(tmp_path: Path, spark_session: SparkSessi
 def test_mote_sweep_runs_a_spec(tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
     spec.write_text(SPEC.replace('["grid", "moon"]', '["grid"]').replace("[4, 9]", "[4]"))
-    mote = [sys.executable, "-c", "from motebase.gateway.cli.main import main; main()"]
-    done = subprocess.run(
-        [*mote, "sweep", str(spec), "--out", str(tmp_path / "out"), "--master", "local[2]"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=tmp_path,  # not the checkout: a stale egg-info there would shadow the entry points
-    )
+    out = tmp_path / "out"
+    done = run_mote("sweep", str(spec), "--out", str(out), "--master", "local[2]", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 points (0 failed)" in done.stderr
-    assert (tmp_path / "out" / "parquet" / "sweep").is_dir()
+    assert (out / "parquet" / "sweep").is_dir()
