@@ -49,9 +49,8 @@
  *     Whether a node has children is what routing says or what it heard in the
  *     last CHILD_MEMORY_EPOCHS epochs.
  *   - The transmit start is delayed by a random part of the interval
- *     (sched_jitter_span) so a level does not contend at one instant; a node
- *     that listened for children draws it from the later half of the span for
- *     aggregates, giving its children's resends time. Tuples of epochs from
+ *     (sched_jitter_span) so a level does not contend at one instant, a node
+ *     that listened for children too (core/runs.c, jitter). Tuples of epochs from
  *     SCHED_SHORT_EPOCH_MS on draw it from the whole epoch but one interval
  *     (core/runs.c, transmit_span): their relays listen all along.
  *   - One interval per level is too short for tuples: a relay near the root

@@ -601,9 +601,9 @@ static uint8_t tuple_max_tries(const mote_state *st)
 /*
  * Whether a record not yet taken may go again: RESULT_MAX_TRIES sends always, and up
  * to RECORD_MAX_TRIES while a resend still reaches the parent before its own record
- * goes. The parent sends in the later half of its interval, which follows ours
- * (core/runs.c, relay_jitter; the root at the end of the epoch): a quarter of an
- * interval into it is a safe bound. A record given up near the root loses its
+ * goes. The parent sends at a random time of its interval, which follows ours
+ * (core/runs.c, jitter; the root at the end of the epoch): a quarter of an interval
+ * into it is the bound, and a record that misses it is late there. A record given up near the root loses its
  * subtree's count; one that comes after the parent's went is late there (counted,
  * passed on at most), so tries past that only load the channel -- ten regardless of
  * time made 18 times as many records late on a 1,000-node grid, and COUNT fell from
