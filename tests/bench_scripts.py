@@ -9,12 +9,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_bench(script: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    """``python bench/SCRIPT ARGS`` from the checkout's root; raises if it fails."""
+def run_bench(
+    script: str, *args: str, timeout: float, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """``python bench/SCRIPT ARGS`` from the checkout's root (or ``cwd``); raises if it
+    fails."""
     return subprocess.run(
         [sys.executable, str(ROOT / "bench" / script), *args],
         check=True,
-        cwd=ROOT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -29,6 +29,9 @@ def test_snooping_paper_script_writes_its_table(tmp_path: Path) -> None:
         "papers/snooping.py",
         *("--nodes", "9", "--epochs", "3", "--seeds", "1", "--out", str(out)),
         timeout=300,
+        # Not the checkout: Spark's Python workers start in the driver's directory, and
+        # a clean checkout's motebase/ (no emulator built) would shadow the installed one.
+        cwd=tmp_path,
     )
     report = json.loads(out.read_text())
     assert sorted(report["cases"]) == [
