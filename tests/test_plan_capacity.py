@@ -59,6 +59,19 @@ def test_wider_tuples_fewer_to_a_frame() -> None:
     assert wide is not None and wide.tuples_per_frame == 1
 
 
+def test_a_level_shares_its_interval() -> None:
+    # COUNT at 2.04 s: 510 ms / (50 ms x 5/4) = 8 records in an interval, for every node
+    # of one level that hears the others (a 30 m range on a 10 m grid has 20 and loses
+    # records, docs/radio.md)
+    load = capacity(compile_query("SELECT COUNT(*) FROM sensors EPOCH DURATION 2048"))
+    assert load is not None and load.max_groups == 8
+    assert load.describe()[1] == (
+        "the nodes of one level share that interval: it holds the records of 8 of them "
+        "(a group each) within radio range of each other; a denser level loses records "
+        "(docs/radio.md)"
+    )
+
+
 def test_a_query_that_does_not_fit_one_record_says_so() -> None:
     sql = "SELECT MAX(light), MIN(light), SUM(light), AVG(temp), COUNT(*) FROM sensors"
     load = capacity(compile_query(f"{sql} EPOCH DURATION 512"))

@@ -5,7 +5,10 @@ The rule of docs/accuracy.md ("the channel's capacity"), measured on the emulate
 * a node sends one record per aggregate expression and group in its transmit interval, a
   quarter to an eighth of the epoch (``epoch_intervals``), each a packet's worst time with
   its backoff (firmware/net/airtime.h: 50 ms at the CC1000's 19.2 kbit/s), with a quarter of
-  slack: ``k x G x 50 ms x 5/4 <= P / n``;
+  slack: ``k x G x 50 ms x 5/4 <= P / n``. The nodes of one level send in the same
+  interval, so the same bound holds for all of a level's records within radio range of
+  each other: a dense network past it loses records (docs/radio.md: 20 siblings in range
+  at 2 s, where the interval holds 8);
 * every tuple crosses a child of the root, and a link to the root carries about 25 frames a
   second (40 ms a frame: 36 ms on the air and its backoff), each with one tuple, or as many
   as fit one bundle (firmware/result/bundle.h: 14 bytes and the values for the first, 5 and
@@ -87,7 +90,13 @@ class Capacity:
             ]
             if self.max_groups < 1:
                 lines.append("over capacity: records will miss their parent's interval")
-            elif self.grouped:
+                return lines
+            lines.append(
+                "the nodes of one level share that interval: it holds the records of "
+                f"{self.max_groups} of them (a group each) within radio range of each other; "
+                "a denser level loses records (docs/radio.md)"
+            )
+            if self.grouped:
                 lines.append(
                     f"fits while no relay holds more than {self.max_groups} groups of its "
                     "subtree (a relay sends one record per group it heard)"
