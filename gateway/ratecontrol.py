@@ -78,7 +78,10 @@ class RateGovernor:
         while self._judged_through + self.settle_epochs < self._newest:
             self._judged_through += 1
             share = len(self._arrived.pop(self._judged_through, ())) / max(1, len(self._nodes))
-            self._low = [*self._low, share] if share < self.low_yield else []
+            if share < self.low_yield:
+                self._low.append(share)
+            else:
+                self._low.clear()
             if len(self._low) >= self.window and self.epoch_ms < self.max_epoch_ms:
                 return self._lower()
         return None
@@ -94,8 +97,9 @@ class RateGovernor:
             settle_epochs=self.settle_epochs,
         )
         self.epoch_ms = decision.epoch_ms
-        # The old rate's epochs are not judged: their backlog drains meanwhile.
+        # The old rate's epochs (all heard so far) are not judged: their backlog drains
+        # meanwhile.
         self._judged_through = self._newest
-        self._arrived = {e: n for e, n in self._arrived.items() if e > self._newest}
-        self._low = []
+        self._arrived.clear()
+        self._low.clear()
         return decision

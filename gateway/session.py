@@ -410,18 +410,17 @@ class QuerySession:
         it at the next epoch boundary, numbering epochs on; rows are timed by it from the
         epoch after the newest heard."""
         self._send(query_packet(rate_message(qid, epoch_ms), self.config.group))
+        seen = self.assembler.epochs_seen(qid)
+        self._retimed(qid, (seen[1] if seen else 0) + 1, epoch_ms)
+
+    def _retimed(self, qid: int, epoch: int, epoch_ms: int) -> None:
+        """After a RATE the root took: silence, rows and the governor go by the new
+        period from ``epoch`` on."""
         if qid in self._epoch_ms:
             self._epoch_ms[qid] = epoch_ms
-        seen = self.assembler.epochs_seen(qid)
-        self.assembler.retime(
-            qid, (seen[1] if seen else 0) + 1, epoch_ms, self._rate_start(epoch_ms)
-        )
+        self.assembler.retime(qid, epoch, epoch_ms, self._rate_start(epoch_ms))
         if qid in self._governors:
             self._governors[qid].epoch_ms = epoch_ms
-
-    def epoch_ms(self, qid: int) -> int | None:
-        """A running query's epoch duration now (after any RATE), None if unknown."""
-        return self._epoch_ms.get(qid)
 
     def send_command(
         self, name: str, params: dict[str, Any] | None = None, target: int = ALL_NODES
@@ -463,9 +462,10 @@ class QuerySession:
 
     def _govern(self, rows: list[Row]) -> None:
         """Feed the rate governors; lower a rate one of them calls for, and say so."""
-        for row in rows:
+        for row in reversed(rows):  # the newest stamped tuple: one look on most polls
             if isinstance(row, Reading) and row.node_time is not None:
                 self._root_clock_offset = row.receive_time - row.node_time / 1000.0
+                break
         if not self._governors:
             return
         for row in rows:
@@ -483,9 +483,7 @@ class QuerySession:
             self._governors[qid].epoch_ms = decision.old_epoch_ms  # judged again later
             self._notify(f"query {qid}: the basestation did not take the lower rate (RATE)")
             return
-        self._epoch_ms[qid] = decision.epoch_ms
-        start = self._rate_start(decision.epoch_ms)
-        self.assembler.retime(qid, decision.after_epoch + 1, decision.epoch_ms, start)
+        self._retimed(qid, decision.after_epoch + 1, decision.epoch_ms)
         self._notify(decision.describe(qid))
 
     def _recover(self) -> list[Row]:

@@ -104,7 +104,7 @@ def run_points(
 
     def collect() -> None:
         try:
-            result.append(job.map(lambda p: {**run_point(p), "point": p["point"]}).collect())
+            result.append(job.map(run_point).collect())  # a row keeps its point's "point"
         except BaseException as exc:  # re-raised in the caller's thread
             failure.append(exc)
 

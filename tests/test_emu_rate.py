@@ -15,7 +15,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from motebase.emu.experiment import Experiment, QueryRun, run_experiment, truth_records
+from motebase.emu.experiment import (
+    Experiment,
+    QueryRun,
+    result_records,
+    run_experiment,
+    truth_records,
+)
 from motebase.emu.network import Network, NetworkConfig
 from motebase.gateway.accuracy import TupleAccuracy, compare
 from motebase.gateway.assembly import Reading
@@ -31,8 +37,6 @@ def run(config: NetworkConfig, period_ms: int, epochs: int, adapt: bool) -> Expe
 
 
 def tuple_yield(experiment: Experiment) -> float:
-    from motebase.emu.experiment import result_records
-
     (query,) = compare(result_records(experiment), truth_records(experiment)).queries.values()
     assert isinstance(query, TupleAccuracy) and query.tuple_yield is not None
     assert not any(query.invariant_violations.values()), query.violation_examples

@@ -146,7 +146,6 @@ static uint32_t jitter(mote_state *st, uint8_t slot)
     return st->id != MOTE_ROOT_ID && span ? st->hal->rand16(st->hal->ctx) % span : 0u;
 }
 
-
 /*
  * First wake-up of the epoch starting at run->epoch_start (core/schedule.h):
  * for the children's interval if there are children (the root always: its

@@ -603,11 +603,10 @@ static uint8_t tuple_max_tries(const mote_state *st)
  * to RECORD_MAX_TRIES while a resend still reaches the parent before its own record
  * goes. The parent sends at a random time of its interval, which follows ours
  * (core/runs.c, jitter; the root at the end of the epoch): a quarter of an interval
- * into it is the bound, and a record that misses it is late there. A record given up near the root loses its
- * subtree's count; one that comes after the parent's went is late there (counted,
- * passed on at most), so tries past that only load the channel -- ten regardless of
- * time made 18 times as many records late on a 1,000-node grid, and COUNT fell from
- * ~360 to ~130 of 1,000.
+ * into it is the bound. A record given up near the root loses its subtree's count;
+ * one that comes after the parent's went is late there (counted, passed on at most),
+ * so tries past that only load the channel -- ten regardless of time made 18 times as
+ * many records late on a 1,000-node grid, and COUNT fell from ~360 to ~130 of 1,000.
  * Except near the root: a relay within RECORD_LATE_DEPTH hops holds its subtree's
  * count, the most a lost record can lose, and its late record is merged a level up or
  * by the gateway, which keeps an epoch's row open until the next epoch's results come.
