@@ -428,6 +428,30 @@ static void test_steady_aggregates_leave_a_failing_parent_sideways(void)
     CHECK_EQ(routing_depth(&nw.rt[2]), 2);
 }
 
+/* Under steady aggregates a working parent is kept, even when the root itself comes
+ * into range: the parent's cost is what its acks say under load, a candidate's what we
+ * overhear in quiet, so every candidate would look cheaper. Awake, the node moves. */
+static void test_steady_aggregates_keep_a_working_parent(void)
+{
+    static net nw;
+    int mode;
+
+    for (mode = 0; mode < 2; mode++) { /* awake, asleep and steady */
+        net_init(&nw, 3);
+        connect(&nw, 0, 1, 1);
+        connect(&nw, 1, 2, 1);
+        net_rounds(&nw, 8);
+        CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+        routing_set_duty_cycled(&nw.rt[2], (uint8_t)mode);
+        routing_keep_steady(&nw.rt[2], (uint8_t)mode);
+        routing_parent_took(&nw.rt[2], 1);
+        connect(&nw, 0, 2, 1);
+        net_rounds(&nw, 8);
+        CHECK_EQ(routing_parent(&nw.rt[2]), mode ? 1 : 0);
+        CHECK_EQ(routing_depth(&nw.rt[2]), mode ? 2 : 1);
+    }
+}
+
 /* Two nodes at one depth, each with a lossy parent and a good link to the other,
  * and their beacons cross: each hears the other at the old depth and cost (sent
  * before their acks told them), so both moving would close a loop. Only the one
@@ -858,6 +882,7 @@ int main(void)
     test_weak_signals_cost_more();
     test_acks_judge_the_parent();
     test_steady_aggregates_leave_a_failing_parent_sideways();
+    test_steady_aggregates_keep_a_working_parent();
     test_lateral_moves_go_to_lower_ids_only();
     test_parent_loss_reselects();
     test_no_two_node_loop();
