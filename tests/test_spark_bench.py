@@ -45,3 +45,28 @@ def test_snooping_paper_script_writes_its_table(tmp_path: Path) -> None:
         assert without["records_suppressed"] == 0
         assert with_["messages_per_epoch"] <= without["messages_per_epoch"]
     assert "snooping cuts result messages" in done.stdout
+
+
+def test_rate_falloff_paper_script_shows_the_channel_fill(tmp_path: Path) -> None:
+    """bench/papers/rate_falloff.py at a tiny size: on the ideal channel one mote below
+    any knee delivers every tuple, exactly one a period; on the default radio four motes
+    sending frame-sized tuples every 70 ms lose some, and a full queue is where they go."""
+    out, figure = tmp_path / "rate_falloff.json", tmp_path / "rate_falloff.svg"
+    done = run_bench(
+        "papers/rate_falloff.py",
+        *("--seeds", "1", "--window-s", "3", "--periods", "500,70"),
+        *("--radios", "lossless,logistic", "--out", str(out), "--svg", str(figure)),
+        timeout=300,
+        cwd=tmp_path,  # see test_snooping_paper_script_writes_its_table
+    )
+    curves = json.loads(out.read_text())["curves"]
+    for point in curves["lossless"]["frame"]["1"]["points"]:
+        assert point["yield"] == 1.0
+        assert point["delivered_per_s"] == pytest.approx(point["rate_per_mote"])
+        assert point["receptions_collided"] == point["queue_dropped"] == 0
+    slow, fast = curves["logistic"]["frame"]["4"]["points"]
+    assert slow["yield"] > fast["yield"] and fast["yield"] < 0.9
+    assert fast["queue_dropped"] > 0
+    assert fast["delivered_per_s"] < fast["offered_per_s"]
+    assert figure.read_text().startswith("<svg")
+    assert "knee at 14.29 samples/s a mote" in done.stdout
