@@ -75,6 +75,8 @@ bench: $(BIN)/mote
 # through `mote sweep`'s points on local Spark.
 papers: $(BIN)/mote
 	$(BIN)/python bench/papers/snooping.py
+	$(BIN)/python bench/papers/rate_falloff.py
+	$(BIN)/python bench/papers/deployment.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-tox .tox build *.egg-info

@@ -66,6 +66,10 @@ METRICS = (
     "rows",
     "messages_per_epoch",
     "records_suppressed",
+    "frames_sent",
+    "receptions_collided",
+    "sends_dropped",
+    "queue_dropped",
     "rate_changes",
     "virtual_s",
     "wall_s",
@@ -163,6 +167,7 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
             commands=_commands(point),
         )
         stats = [net.mote_stats(i) for i in range(net.n)]
+        radio = {name: int(counts.sum()) for name, counts in net.counters().items()}
     report = compare(result_records(experiment), truth_records(experiment))
     (query,) = report.queries.values()
     (outcome,) = experiment.outcomes
@@ -174,6 +179,13 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
         "kind": query.kind,
         "messages_per_epoch": messages / epochs_run if epochs_run else None,
         "records_suppressed": sum(s["records_suppressed"] for s in stats),
+        # Where a saturated channel's tuples go (TODS 2005 §6.4): frames on air,
+        # receptions an overlap corrupted (one per receiver), sends given up on a busy
+        # channel, and tuples a full queue turned away. Whole run, warm-up included.
+        "frames_sent": radio["sent"],
+        "receptions_collided": radio["collided"],
+        "sends_dropped": radio["dropped"],
+        "queue_dropped": sum(s["queue_dropped"] for s in stats),
         "sampled": query.sampled,
         "sound": query.sound,
         "rows": len(outcome.rows),

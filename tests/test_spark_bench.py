@@ -45,3 +45,51 @@ def test_snooping_paper_script_writes_its_table(tmp_path: Path) -> None:
         assert without["records_suppressed"] == 0
         assert with_["messages_per_epoch"] <= without["messages_per_epoch"]
     assert "snooping cuts result messages" in done.stdout
+
+
+def test_rate_falloff_paper_script_shows_the_channel_fill(tmp_path: Path) -> None:
+    """bench/papers/rate_falloff.py at a tiny size: on the ideal channel one mote below
+    any knee delivers every tuple, exactly one a period; on the default radio four motes
+    sending frame-sized tuples every 70 ms lose some, and a full queue is where they go."""
+    out, figure = tmp_path / "rate_falloff.json", tmp_path / "rate_falloff.svg"
+    done = run_bench(
+        "papers/rate_falloff.py",
+        *("--seeds", "1", "--window-s", "3", "--periods", "500,70"),
+        *("--radios", "lossless,logistic", "--out", str(out), "--svg", str(figure)),
+        timeout=300,
+        cwd=tmp_path,  # see test_snooping_paper_script_writes_its_table
+    )
+    curves = json.loads(out.read_text())["curves"]
+    for point in curves["lossless"]["frame"]["1"]["points"]:
+        assert point["yield"] == 1.0
+        assert point["delivered_per_s"] == pytest.approx(point["rate_per_mote"])
+        assert point["receptions_collided"] == point["queue_dropped"] == 0
+    slow, fast = curves["logistic"]["frame"]["4"]["points"]
+    assert slow["yield"] > fast["yield"] and fast["yield"] < 0.9
+    assert fast["queue_dropped"] > 0
+    assert fast["delivered_per_s"] < fast["offered_per_s"]
+    assert figure.read_text().startswith("<svg")
+    assert "knee at 14.29 samples/s a mote" in done.stdout
+
+
+def test_deployment_paper_script_reports_every_mote(tmp_path: Path) -> None:
+    """bench/papers/deployment.py at a tiny size: every one of the lab's 54 motes has its
+    yield and distance, the worst are the lowest, and the real 2004 network's ~40 % is
+    worked out from the data set's own counts."""
+    out, figure = tmp_path / "deployment.json", tmp_path / "deployment.svg"
+    done = run_bench(
+        "papers/deployment.py",
+        *("--seeds", "1", "--epochs", "3", "--out", str(out), "--svg", str(figure)),
+        timeout=300,
+        cwd=tmp_path,  # see test_snooping_paper_script_writes_its_table
+    )
+    report = json.loads(out.read_text())
+    per_node = report["per_node"]
+    assert sorted(map(int, per_node)) == list(range(1, 55))
+    assert all(0.0 <= n["yield"] <= 1.0 and n["distance_m"] > 0 for n in per_node.values())
+    worst = [w["yield"] for w in report["worst"]]
+    assert worst == sorted(worst) and worst[0] == report["per_node_quantiles"]["min"]
+    assert report["real_2004"]["yield"] == pytest.approx(0.41, abs=0.01)
+    assert report["motes_yield"] > report["real_2004"]["yield"]
+    assert figure.read_text().startswith("<svg")
+    assert "| yield, the 54 motes' readings |" in done.stdout

@@ -83,3 +83,13 @@ def test_an_aggregate_point_scores_exact_epochs_and_the_count() -> None:
     assert row["kind"] == "aggregate" and row["error"] is None
     assert row["exact_fraction"] == 1.0 and row["count_median"] == 9.0
     assert row["tuple_yield"] is None
+
+
+def test_a_point_counts_its_frames_and_where_the_lost_ones_went() -> None:
+    """The radio counters a saturated channel is explained by (bench/papers/rate_falloff.py):
+    on the lossless radio frames go out and none collides, is given up or is turned away."""
+    (point, *_) = parse_spec(SPEC).points()
+    row = run_point(point)
+    assert row["frames_sent"] > 0
+    assert row["receptions_collided"] == 0 and row["sends_dropped"] == 0
+    assert row["queue_dropped"] == 0
