@@ -75,6 +75,7 @@ bench: $(BIN)/mote
 # through `mote sweep`'s points on local Spark.
 papers: $(BIN)/mote
 	$(BIN)/python bench/papers/snooping.py
+	$(BIN)/python bench/papers/lifetime.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-tox .tox build *.egg-info
