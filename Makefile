@@ -77,6 +77,7 @@ papers: $(BIN)/mote
 	$(BIN)/python bench/papers/snooping.py
 	$(BIN)/python bench/papers/rate_falloff.py
 	$(BIN)/python bench/papers/deployment.py
+	$(BIN)/python bench/papers/lifetime.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-tox .tox build *.egg-info

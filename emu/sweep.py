@@ -17,8 +17,11 @@ Keys: ``query`` (TinySQL), ``epochs``, ``warmup_s`` (30), ``adapt_rate`` (false)
 ``snoop`` and ``policy`` (the named commands ``snoop enabled=0|1`` and ``qpolicy
 policy=naive|winavg|delta``, sent before the query; unset, the firmware's defaults: snooping
 on, NAIVE), and the network's (``NetworkConfig``): nodes, topology, platform, seed,
-lossless, spacing, radio_range, link_model, min_link_prob, asymmetry, battery_j. A point
-never raises: a failure is its row's ``error``, and the sweep goes on.
+lossless, spacing, radio_range, link_model, min_link_prob, asymmetry, battery_j. With
+``battery_j``, ``drain_s`` runs the network that much longer after the query's epochs and
+reports ``lifetime_median_s``: the median over the motes (not the basestation, which is
+powered) of the virtual time since boot at which each went flat. A point never raises: a
+failure is its row's ``error``, and the sweep goes on.
 """
 
 from __future__ import annotations
@@ -51,7 +54,14 @@ NETWORK_KEYS = (
     "asymmetry",
     "battery_j",
 )
-RUN_DEFAULTS: dict[str, Any] = {"epochs": 20, "warmup_s": 30.0, "adapt_rate": False}
+RUN_DEFAULTS: dict[str, Any] = {
+    "epochs": 20,
+    "warmup_s": 30.0,
+    "adapt_rate": False,
+    "drain_s": 0.0,
+}
+#: Steps in which a drain run looks for flat batteries: its lifetimes' resolution.
+DRAIN_STEPS = 400
 COMMAND_KEYS = ("snoop", "policy")
 KEYS = ("query", *RUN_DEFAULTS, *COMMAND_KEYS, *NETWORK_KEYS)
 #: What every row reports besides its parameters (None where it does not apply).
@@ -74,6 +84,7 @@ METRICS = (
     "virtual_s",
     "wall_s",
     "accuracy",
+    "lifetime_median_s",
 )
 
 
@@ -168,6 +179,7 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
         )
         stats = [net.mote_stats(i) for i in range(net.n)]
         radio = {name: int(counts.sum()) for name, counts in net.counters().items()}
+        lifetime = _median_lifetime_s(net, str(point["query"]), float(point["drain_s"]))
     report = compare(result_records(experiment), truth_records(experiment))
     (query,) = report.queries.values()
     (outcome,) = experiment.outcomes
@@ -192,6 +204,7 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
         "rate_changes": len(outcome.query.rates),
         "virtual_s": experiment.virtual_s,
         "accuracy": json.dumps(report.to_json(), sort_keys=True),
+        "lifetime_median_s": lifetime,
     }
     if isinstance(query, AggregateAccuracy):
         counts = [e.count_delivered for e in query.epochs if e.count_delivered is not None]
@@ -200,3 +213,31 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
     else:
         scores["tuple_yield"] = query.tuple_yield
     return scores
+
+
+def _median_lifetime_s(net: Any, sql: str, drain_s: float) -> float | None:
+    """Run the query again for ``drain_s`` and return the median time (s since boot) at
+    which the motes went flat, to DRAIN_STEPS' resolution; None without a drain or when
+    the median mote outlived it. The experiment stopped its query, and a network with no
+    query never sleeps: drained so, every mote lasted about 160 h whatever the period."""
+    if drain_s <= 0:
+        return None
+    from motebase.emu.queries import query_frames
+
+    for frame in query_frames(sql):
+        net.uart_write(frame)
+    motes = net.n - 1  # node 0, the basestation, is powered (emu/csrc/energy.h)
+    flat_at: dict[int, float] = {}
+    step_ms = drain_s * 1000.0 / DRAIN_STEPS
+    for _ in range(DRAIN_STEPS):
+        net.run_for(step_ms)
+        net.energy()  # settles every meter: a flat node is found now, not at its next event
+        for node in range(1, net.n):
+            if node not in flat_at and not net.alive[node]:
+                flat_at[node] = net.now_ms / 1000.0
+        if len(flat_at) == motes:
+            break
+    if len(flat_at) < motes // 2 + 1:
+        return None
+    times = sorted(flat_at.values()) + [float("inf")] * (motes - len(flat_at))
+    return float(statistics.median(times))

@@ -24,9 +24,9 @@ def energy(name: str) -> float:
     return 0.0 if attribute.constant else attribute.energy_uj
 
 
-def compile_error(sql: str) -> TinySQLError:
+def compile_error(sql: str, children: int = 0) -> TinySQLError:
     with pytest.raises(TinySQLError) as info:
-        compile_query(sql)
+        compile_query(sql, children=children)
     return info.value
 
 
@@ -287,32 +287,46 @@ def test_improve_probability_of_a_two_epoch_window() -> None:
 # --- LIFETIME (§3.6) --------------------------------------------------------------------------
 
 
-def _expected_period_ms(battery_j: float, hours: float, e_s_uj: float) -> float:
+def _expected_period_ms(battery_j: float, hours: float, e_s_uj: float, floor_mw: float) -> float:
     p_h = battery_j / hours
-    samples_per_hour = p_h / (e_s_uj * 1e-6)
+    p_f = floor_mw * 1e-3 * 3600.0  # the slot schedule's floor, J/h whatever the period
+    samples_per_hour = (p_h - p_f) / (e_s_uj * 1e-6)
     return 3_600_000.0 / samples_per_hour
+
+
+#: A querying node listens 114 ms of every 1024 ms in its parent's down slot (schedule.h)
+#: at 46.2 mW (CPU + radio), and sleeps at 0.045 mW otherwise.
+DOWN = 114 / 1024
+LEAF_FLOOR_MW = DOWN * 46.2 + (1 - DOWN) * 0.045
+#: Awake around each send (backoff, ack wait, the parent's tail): 350 ms at 46.2 mW.
+SEND_WAKE_UJ = 350 * 46.2
 
 
 def test_lifetime_sets_the_epoch_from_the_energy_budget() -> None:
     plan = compile_query("SELECT light LIFETIME 30 days", battery=BatteryState(2500, 3.0))
     model = CATALOG.energy
-    e_s = energy("light") + model.cpu_uj_per_sample + model.radio_tx_uj_per_message
-    period = _expected_period_ms(2.5 * 3600 * 3.0, 720.0, e_s)
+    e_s = energy("light") + model.cpu_uj_per_sample + model.radio_tx_uj_per_message + SEND_WAKE_UJ
+    # 37.5 J/h, less the leaf's floor of 18.66 J/h, buys a sample every 3.53 s.
+    period = _expected_period_ms(2.5 * 3600 * 3.0, 720.0, e_s, LEAF_FLOOR_MW)
+    assert period == pytest.approx(3527.0, abs=1.0)
     assert plan.epoch_units == math.ceil(period / 10)
     estimate = plan.explanation.lifetime
     assert estimate is not None
     assert estimate.c_rem_j == pytest.approx(27_000.0)
     assert estimate.p_h == pytest.approx(37.5)
+    assert estimate.floor_mw == pytest.approx(LEAF_FLOOR_MW)
     assert estimate.e_s_uj == pytest.approx(e_s)
     assert estimate.period_ms == pytest.approx(period)
     text = explain(plan)
     assert "p_h = c_rem / l = 27,000.0 J / 720.00 h = 37.5000 J/h" in text
-    assert "T = p_h / e_s" in text
+    assert "p_f = schedule floor (leaf): awake 11.1%" in text
+    assert "T = (p_h - p_f) / e_s" in text
 
 
 def test_lifetime_counts_forwarded_children_and_remaining_charge() -> None:
+    # A relay of aggregates also listens through two of the epoch's 8 intervals.
     plan = compile_query(
-        "SELECT light, accel_x LIFETIME 90 days",
+        "SELECT AVG(light), MAX(accel_x) LIFETIME 5 days",
         battery=BatteryState(2500, 3.0, remaining_fraction=0.5),
         children=3,
     )
@@ -322,27 +336,47 @@ def test_lifetime_counts_forwarded_children_and_remaining_charge() -> None:
         + energy("accel_x")
         + model.cpu_uj_per_sample
         + 3 * model.radio_rx_uj_per_message
-        + 4 * model.radio_tx_uj_per_message
+        + model.radio_tx_uj_per_message
+        + SEND_WAKE_UJ
     )
-    period = _expected_period_ms(0.5 * 2.5 * 3600 * 3.0, 90 * 24.0, e_s)
+    awake = DOWN + 2 / 8
+    floor = awake * 46.2 + (1 - awake) * 0.045
+    period = _expected_period_ms(0.5 * 2.5 * 3600 * 3.0, 5 * 24.0, e_s, floor)
     assert plan.epoch_units == math.ceil(period / 10)
 
 
+def test_a_relay_of_tuples_listens_all_along() -> None:
+    error = compile_error("SELECT light LIFETIME 30 days", children=3)
+    # 46.2 mW around the clock: 27,000 J last 162 h.
+    assert "cannot be met at any sample period" in error.message
+    assert "awake 100.0%" in error.message and "at most 162 h" in error.message
+
+
 def test_aggregate_lifetime_sends_one_merged_record() -> None:
-    estimate = compile_query("SELECT AVG(light) LIFETIME 30 days", children=5).explanation.lifetime
+    estimate = compile_query("SELECT AVG(light) LIFETIME 10 days", children=5).explanation.lifetime
     assert estimate is not None and (estimate.messages_rx, estimate.messages_tx) == (5, 1)
+
+
+def test_the_papers_24_weeks_are_beyond_this_firmwares_schedule() -> None:
+    """TODS 2005 §3.6's example gives 15.2 s; here the down-slot listening alone (5.18 mW)
+    spends more than the 1.86 mW that 27,000 J over 4,032 h allow (docs/papers.md)."""
+    error = compile_error("SELECT nodeid, light FROM sensors LIFETIME 24 weeks")
+    assert "at most 1,447 h" in error.message
 
 
 def test_min_sample_rate_rejects_an_unachievable_lifetime() -> None:
     error = compile_error("SELECT light LIFETIME 30 days MIN SAMPLE RATE 10")
     assert "cannot be met" in error.message
     assert (error.line, error.column) == (1, 47)
-    assert compile_query("SELECT light LIFETIME 30 days MIN SAMPLE RATE 1").epoch_units > 0
+    # the budget allows one sample every 3.53 s: one every 5 s is fine, every 1 s not
+    assert compile_query("SELECT light LIFETIME 30 days MIN SAMPLE RATE 0.2").epoch_units > 0
+    compile_error("SELECT light LIFETIME 30 days MIN SAMPLE RATE 1")
     compile_error("SELECT light LIFETIME 30 days MIN SAMPLE RATE 100ms")
 
 
 def test_lifetime_longer_than_the_longest_epoch_is_refused() -> None:
-    assert "longest epoch" in compile_error("SELECT light LIFETIME 200 years").message
+    # Just under the leaf's 1,447 h the budget over the floor is tiny: a 738 s period.
+    assert "longest epoch" in compile_error("SELECT light LIFETIME 1440 hours").message
 
 
 def test_short_lifetime_uses_the_shortest_epoch_the_tools_accept() -> None:

@@ -93,3 +93,18 @@ def test_deployment_paper_script_reports_every_mote(tmp_path: Path) -> None:
     assert report["motes_yield"] > report["real_2004"]["yield"]
     assert figure.read_text().startswith("<svg")
     assert "| yield, the 54 motes' readings |" in done.stdout
+def test_lifetime_paper_script_writes_its_table(tmp_path: Path) -> None:
+    """bench/papers/lifetime.py at a tiny size (1 week, scaled 2000-fold: 13.5 J, 5 min of
+    virtual time): the keys docs/papers.md quotes, and motes that do go flat."""
+    out = tmp_path / "lifetime.json"
+    done = run_bench(
+        "papers/lifetime.py",
+        *("--weeks", "1", "--nodes", "4", "--seeds", "1", "--scale", "2000"),
+        *("--out", str(out)),
+        timeout=300,
+        cwd=tmp_path,  # as above: not the checkout
+    )
+    report = json.loads(out.read_text())
+    assert report["estimate_s_24w"] is None  # the slot schedule cannot give 24 weeks
+    assert 0.5 < report["emulated_over_requested_1w"] < 1.5
+    assert "| 1w |" in done.stdout

@@ -35,6 +35,7 @@ def test_the_grid_expands_last_key_fastest_over_the_fixed_keys() -> None:
         "epochs",
         "warmup_s",
         "adapt_rate",
+        "drain_s",  # 0: no battery drain after the epochs (bench/papers/lifetime.py uses it)
         "query",
         "nodes",
         "lossless",

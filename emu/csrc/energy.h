@@ -68,9 +68,13 @@ void energy_charge_sample(emu_energy *e, uint32_t node, double joules, uint32_t 
 /* Joules the node has drawn up to its last settle. */
 double energy_spent_j(const emu_energy *e, uint32_t node);
 
+/* Node 0, the basestation, never depletes: it sits on the MIB510 programming board,
+ * powered from its supply, and never sleeps (core/schedule.h). On the battery it went
+ * flat first (46 mW around the clock) and took the whole tree down with it, so a
+ * battery-limited run measured the root, not the motes. */
 static inline int energy_depleted(const emu_energy *e, uint32_t node)
 {
-    return e->capacity_j > 0.0 && energy_spent_j(e, node) >= e->capacity_j;
+    return node != 0u && e->capacity_j > 0.0 && energy_spent_j(e, node) >= e->capacity_j;
 }
 
 /* Refreshes the per-phase arrays (phase_us, joules) from the meters. */

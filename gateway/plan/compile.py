@@ -240,6 +240,17 @@ def _lifetime_timing(
         min_rate_period_ms=min_period,
     )
     pos = clause.pos
+    if not estimate.feasible:
+        raise TinySQLError(
+            f"LIFETIME {clause.duration.value:g} {clause.duration.unit.lower()} cannot be met "
+            f"at any sample period: the slot schedule keeps a {estimate.role.split(',')[0]} "
+            f"awake {estimate.awake_fraction:.1%} of the time ({estimate.floor_mw:.2f} mW), "
+            f"so the battery ({estimate.c_rem_j:,.0f} J) lasts at most "
+            f"{estimate.max_lifetime_h:,.0f} h",
+            pos.line,
+            pos.column,
+            f"a lifetime under {estimate.max_lifetime_h:,.0f} hours",
+        )
     if not estimate.meets_min_rate:
         rate = clause.min_sample_rate
         assert rate is not None and min_period is not None
