@@ -102,6 +102,10 @@ class NetworkConfig:
     link_decay_per_hour: float = 0.0
     battery_j: float = 0.0
     tx_current_a: float = 0.0
+    #: The least time (ms) between two frames a node other than the root hands its radio
+    #: (0: no limit). A radio slower than the sample rate (TODS 2005 Table V): the
+    #: firmware retries a refused send a few ms later, so results pile up in its queue.
+    send_gap_ms: float = 0.0
     sensors: Mapping[str, Source] = field(default_factory=dict)
     uart_capacity: int = 1 << 20
     max_faults: int = 4096
@@ -245,6 +249,9 @@ class Network:
         cfg.tx_a = c.tx_current_a
         cfg.uart_capacity = c.uart_capacity
         cfg.max_faults = c.max_faults
+        if not 0.0 <= c.send_gap_ms <= 3_600_000.0:
+            raise ConfigError(f"send_gap_ms must be within 0..3,600,000, not {c.send_gap_ms}")
+        cfg.send_gap_us = round(c.send_gap_ms * 1000.0)
         net = lib.emu_net_new(cfg)
         if net == ffi.NULL:
             raise ConfigError(f"emulator rejected the configuration ({self.n} nodes)")

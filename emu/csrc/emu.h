@@ -35,6 +35,9 @@ typedef struct emu_config {
     double tx_a;          /* transmit current override; 0 = platform default */
     uint32_t uart_capacity; /* root UART bytes buffered between reads */
     uint32_t max_faults;  /* kill/revive events pending at once */
+    uint32_t send_gap_us; /* least time between two frames a node other than the root hands
+                             its radio; 0 = none (a radio slower than the sample rate:
+                             TODS 2005 Table V). The firmware retries a refused send. */
 } emu_config;
 
 /* NULL if the configuration is invalid or memory is short. */

@@ -40,9 +40,14 @@ static uint8_t hal_radio_send(void *ctx, const uint8_t *tos_msg, uint8_t len)
 {
     emu_net *net = net_of(ctx);
     uint32_t id = id_of(ctx);
-    if (!net->alive[id])
+    emu_node *node = (emu_node *)ctx;
+    uint32_t gap = id == MOTE_ROOT_ID ? 0u : net->cfg.send_gap_us;
+    if (!net->alive[id] || (gap && net->now_us < node->send_ok_us))
+        return 0; /* refused: the firmware tries again shortly (txpath.c, radio_send) */
+    if (!medium_send(&net->medium, id, net->now_us, tos_msg, len))
         return 0;
-    return (uint8_t)medium_send(&net->medium, id, net->now_us, tos_msg, len);
+    node->send_ok_us = net->now_us + gap;
+    return 1;
 }
 
 static void hal_uart_send(void *ctx, const uint8_t *bytes, uint16_t len)

@@ -25,6 +25,7 @@ typedef struct emu_node {
     uint32_t id;
     uint32_t rx_started_ms; /* hal.h rx_started_ms of the frame being delivered */
     int8_t rx_snr_db;       /* hal.h rx_snr_db of the same frame */
+    uint64_t send_ok_us;    /* emu_config.send_gap_us: no frame is taken before this */
 } emu_node;
 
 struct emu_net {
