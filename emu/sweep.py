@@ -14,20 +14,30 @@ varies fastest)::
     link_model = ["logistic", "sinr"]
 
 Keys: ``query`` (TinySQL), ``epochs``, ``warmup_s`` (30), ``adapt_rate`` (false),
-``snoop`` and ``policy`` (the named commands ``snoop enabled=0|1`` and ``qpolicy
-policy=naive|winavg|delta``, sent before the query; unset, the firmware's defaults: snooping
-on, NAIVE), and the network's (``NetworkConfig``): nodes, topology, platform, seed,
-lossless, spacing, radio_range, link_model, min_link_prob, asymmetry, battery_j. With
-``battery_j``, ``drain_s`` runs the network that much longer after the query's epochs and
-reports ``lifetime_median_s``: the median over the motes (not the basestation, which is
-powered) of the virtual time since boot at which each went flat. A point never raises: a
-failure is its row's ``error``, and the sweep goes on.
+``snoop``, ``policy`` and ``qlen`` (the named commands ``snoop enabled=0|1``, ``qpolicy
+policy=naive|winavg|delta`` and ``qlen length=1..8``, sent before the query; unset, the
+firmware's defaults: snooping on, NAIVE, the longest queue), ``traces`` (a table of
+attribute = samples: every node reads the list, or node i row ``i % rows`` of a list of
+lists, one sample a read: emu/sources.py ``Trace``), ``series`` (true: the row keeps the
+first field's readings, delivered and true, in ``series``), and the network's
+(``NetworkConfig``): nodes, topology, platform, seed, lossless, spacing, radio_range,
+link_model, min_link_prob, asymmetry, battery_j, send_gap_ms. With ``battery_j``,
+``drain_s`` runs the network that much longer after the query's epochs and reports
+``lifetime_median_s``: the median over the motes (not the basestation, which is powered)
+of the virtual time since boot at which each went flat. A point never raises: a failure
+is its row's ``error``, and the sweep goes on.
+
+A tuple query's row has ``held_rms``: the RMS error of the query's first field, each
+node's delivered readings put in epoch order and held until the next one, against every
+reading the node took (TODS 2005 Table V's measure), over every node and compared epoch.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
+import math
 import statistics
 import sys
 import time
@@ -53,6 +63,7 @@ NETWORK_KEYS = (
     "min_link_prob",
     "asymmetry",
     "battery_j",
+    "send_gap_ms",
 )
 RUN_DEFAULTS: dict[str, Any] = {
     "epochs": 20,
@@ -62,8 +73,8 @@ RUN_DEFAULTS: dict[str, Any] = {
 }
 #: Steps in which a drain run looks for flat batteries: its lifetimes' resolution.
 DRAIN_STEPS = 400
-COMMAND_KEYS = ("snoop", "policy")
-KEYS = ("query", *RUN_DEFAULTS, *COMMAND_KEYS, *NETWORK_KEYS)
+COMMAND_KEYS = ("snoop", "policy", "qlen")
+KEYS = ("query", *RUN_DEFAULTS, *COMMAND_KEYS, "traces", "series", *NETWORK_KEYS)
 #: What every row reports besides its parameters (None where it does not apply).
 METRICS = (
     "error",
@@ -85,6 +96,8 @@ METRICS = (
     "wall_s",
     "accuracy",
     "lifetime_median_s",
+    "held_rms",
+    "series",
 )
 
 
@@ -139,14 +152,29 @@ def load_spec(path: Path | str) -> SweepSpec:
 
 
 def _commands(point: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The named commands a point's ``snoop`` and ``policy`` ask for (checked by the
-    session against the command table before anything is sent)."""
+    """The named commands a point's ``snoop``, ``policy`` and ``qlen`` ask for (checked by
+    the session against the command table before anything is sent)."""
     commands: list[tuple[str, dict[str, Any]]] = []
     if point.get("snoop") is not None:
         commands.append(("snoop", {"enabled": int(bool(point["snoop"]))}))
     if point.get("policy") is not None:
         commands.append(("qpolicy", {"policy": str(point["policy"])}))
+    if point.get("qlen") is not None:
+        commands.append(("qlen", {"length": int(point["qlen"])}))
     return commands
+
+
+def _sensors(point: Mapping[str, Any]) -> dict[str, Any]:
+    """The point's ``traces`` as emulator sources: one sample a read, so the k-th reading
+    a node takes is its row's k-th sample whatever the sample period."""
+    import numpy as np
+
+    from motebase.emu.sources import Trace
+
+    traces = point.get("traces") or {}
+    return {
+        str(attr): Trace(values=np.asarray(rows, dtype=np.int16)) for attr, rows in traces.items()
+    }
 
 
 def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
@@ -167,7 +195,9 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
     from motebase.emu.network import Network, NetworkConfig
     from motebase.gateway.accuracy import AggregateAccuracy, compare
 
-    config = NetworkConfig(**{k: point[k] for k in NETWORK_KEYS if k in point})
+    config = NetworkConfig(
+        **{k: point[k] for k in NETWORK_KEYS if k in point}, sensors=_sensors(point)
+    )
     with Network(config) as net:
         experiment = run_experiment(
             net,
@@ -212,6 +242,13 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
         scores["count_median"] = float(statistics.median(counts)) if counts else None
     else:
         scores["tuple_yield"] = query.tuple_yield
+        field_name = outcome.query.plan.fields[0].name
+        truth, delivered = _readings(outcome, field_name)
+        scores["held_rms"] = held_rms(truth, delivered)
+        if point.get("series"):
+            scores["series"] = json.dumps(
+                {"field": field_name, "truth": truth, "delivered": delivered}, sort_keys=True
+            )
     return scores
 
 
@@ -241,3 +278,41 @@ def _median_lifetime_s(net: Any, sql: str, drain_s: float) -> float | None:
         return None
     times = sorted(flat_at.values()) + [float("inf")] * (motes - len(flat_at))
     return float(statistics.median(times))
+
+
+Series = dict[int, list[tuple[int, float]]]
+
+
+def _readings(outcome: Any, field_name: str) -> tuple[Series, Series]:
+    """Per node, (epoch, value) of ``field_name``: every reading the node took in the
+    epochs compared (1..complete_through), and what the gateway delivered of them."""
+    truth: Series = {}
+    delivered: Series = {}
+    assert outcome.truth is not None
+    for rows, into in ((outcome.truth.rows, truth), (outcome.rows, delivered)):
+        for row in rows:
+            value = row.values.get(field_name)
+            if value is not None and 1 <= row.epoch <= outcome.complete_through:
+                into.setdefault(row.node_id, []).append((row.epoch, float(value)))
+    for series in (truth, delivered):
+        for readings in series.values():
+            readings.sort()
+    return truth, delivered
+
+
+def held_rms(truth: Mapping[int, list[tuple[int, float]]], delivered: Series) -> float | None:
+    """RMS error of sample-and-hold: at each true reading, a node's delivered reading of
+    the latest epoch at or before it (before its first, the first). A winavg-merged
+    reading carries its oldest epoch and the average, as the basestation sees it. None if
+    there is nothing to compare; a node that delivered nothing is left out (its error has
+    no held value to measure; tuple_yield counts it)."""
+    squares: list[float] = []
+    for node, readings in truth.items():
+        got = delivered.get(node)
+        if not got:
+            continue
+        epochs = [epoch for epoch, _ in got]
+        for epoch, value in readings:
+            at = max(0, bisect.bisect_right(epochs, epoch) - 1)
+            squares.append((value - got[at][1]) ** 2)
+    return math.sqrt(statistics.fmean(squares)) if squares else None

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
 #: Scores summarised over the seeds of each group.
-SCORES = ("tuple_yield", "exact_fraction", "count_median", "sampled", "wall_s")
+SCORES = ("tuple_yield", "exact_fraction", "count_median", "held_rms", "sampled", "wall_s")
 
 
 def _column_type(values: Sequence[Any]) -> DataType:
@@ -68,6 +68,7 @@ def sweep_schema(spec: SweepSpec, points: Sequence[dict[str, Any]]) -> StructTyp
         "rows": LongType(),
         "rate_changes": LongType(),
         "accuracy": StringType(),
+        "series": StringType(),
     }
     fields = [StructField("point", LongType(), False)]
     fields += [StructField(k, _column_type([p.get(k) for p in points])) for k in spec.keys]

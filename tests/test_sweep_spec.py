@@ -4,10 +4,11 @@ gets, and one point run as a Spark task runs it (no Spark here: tests/test_spark
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
-from motebase.emu.sweep import METRICS, SweepSpecError, parse_spec, run_point
+from motebase.emu.sweep import METRICS, SweepSpecError, held_rms, parse_spec, run_point
 
 SPEC = """
 query = "SELECT nodeid, light FROM sensors SAMPLE PERIOD 2048"
@@ -94,3 +95,60 @@ def test_a_point_counts_its_frames_and_where_the_lost_ones_went() -> None:
     assert row["frames_sent"] > 0
     assert row["receptions_collided"] == 0 and row["sends_dropped"] == 0
     assert row["queue_dropped"] == 0
+
+
+# A tuple that fills its frame (seven 2-byte fields: two no longer fit, result/bundle.h),
+# from node 1 only, as bench/papers/table5.py asks for it.
+SLOW_RADIO = {
+    "query": "SELECT accel_x, temp, noise, voltage, accel_y, mag_y, light FROM sensors "
+    "WHERE nodeid = 1 SAMPLE PERIOD 256",
+    "epochs": 40,
+    "warmup_s": 30.0,
+    "adapt_rate": False,
+    "drain_s": 0.0,
+    "nodes": 2,
+    "lossless": True,
+    "qlen": 5,
+    "traces": {"accel_x": list(range(100, 140))},
+    "series": True,
+}
+
+
+def test_a_trace_is_read_one_sample_an_epoch_and_a_free_radio_delivers_it_all() -> None:
+    row = run_point({**SLOW_RADIO, "policy": "naive"})
+    assert row["error"] is None and row["tuple_yield"] == 1.0
+    series = json.loads(row["series"])
+    assert series["field"] == "accel_x"
+    assert series["truth"]["1"] == [[e, 99.0 + e] for e in range(1, 41)]
+    assert series["delivered"] == series["truth"]
+    assert row["held_rms"] == 0.0
+
+
+@pytest.mark.parametrize("policy", ["naive", "winavg", "delta"])
+def test_a_slow_radio_delivers_one_frame_a_gap_and_the_policy_chooses(policy: str) -> None:
+    row = run_point({**SLOW_RADIO, "policy": policy, "send_gap_ms": 1000.0})
+    assert row["error"] is None
+    delivered = json.loads(row["series"])["delivered"]["1"]
+    # 40 epochs of 256 ms and 2 of draining take under 11 s: at most 11 frames of one
+    # tuple each, against 40 sampled.
+    assert 5 <= len(delivered) <= 11
+    assert row["held_rms"] > 0.0
+    if policy == "winavg":  # merged readings are averages: not what was sampled
+        assert row["sound"] is False
+    else:
+        assert row["sound"] is True
+        assert all(value == 99.0 + epoch for epoch, value in delivered)
+
+
+def test_a_queue_length_the_motes_do_not_have_is_a_failed_point() -> None:
+    row = run_point({**SLOW_RADIO, "qlen": 9})
+    assert row["error"] is not None and "length" in row["error"]
+
+
+def test_held_rms_holds_each_delivered_reading_until_the_next() -> None:
+    truth = {1: [(1, 0.0), (2, 10.0), (3, 20.0), (4, 30.0)], 2: [(1, 5.0)]}
+    # node 1: held 0, 0, 20, 20 -> errors 0, 10, 0, 10; node 2 delivered nothing: left out
+    assert held_rms(truth, {1: [(1, 0.0), (3, 20.0)]}) == pytest.approx(math.sqrt(50.0))
+    # before the first delivered reading, the first is held
+    assert held_rms({1: [(1, 4.0), (2, 6.0)]}, {1: [(2, 6.0)]}) == pytest.approx(math.sqrt(2.0))
+    assert held_rms(truth, {}) is None
