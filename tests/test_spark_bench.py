@@ -93,6 +93,8 @@ def test_deployment_paper_script_reports_every_mote(tmp_path: Path) -> None:
     assert report["motes_yield"] > report["real_2004"]["yield"]
     assert figure.read_text().startswith("<svg")
     assert "| yield, the 54 motes' readings |" in done.stdout
+
+
 def test_lifetime_paper_script_writes_its_table(tmp_path: Path) -> None:
     """bench/papers/lifetime.py at a tiny size (1 week, scaled 2000-fold: 13.5 J, 5 min of
     virtual time): the keys docs/papers.md quotes, and motes that do go flat."""
@@ -108,3 +110,28 @@ def test_lifetime_paper_script_writes_its_table(tmp_path: Path) -> None:
     assert report["estimate_s_24w"] is None  # the slot schedule cannot give 24 weeks
     assert 0.5 < report["emulated_over_requested_1w"] < 1.5
     assert "| 1w |" in done.stdout
+
+
+def test_table5_paper_script_writes_its_table_and_fig13(tmp_path: Path) -> None:
+    """bench/papers/table5.py at a tiny size: all nine policy x signal RMS errors, from
+    points run as Spark tasks, with the radio delivering at most one sample in K."""
+    out = tmp_path / "table5.json"
+    done = run_bench(
+        "papers/table5.py",
+        *("--samples", "60", "--out", str(out), "--figures", str(tmp_path)),
+        timeout=300,
+        cwd=tmp_path,  # as for snooping.py above
+    )
+    report = json.loads(out.read_text())
+    keys = [f"{p}_{s}" for p in ("naive", "winavg", "delta") for s in ("accel", "light", "mag")]
+    assert all(report[key] > 0 for key in keys)
+    for key in keys:
+        counts = report["delivered"][key]
+        assert counts["sampled"] == 60
+        # 60 epochs of 256 ms and the drain, a frame a second at most: 17 s, 17 frames
+        assert 10 <= counts["delivered"] <= 17
+    for policy in ("delta", "winavg"):
+        svg = (tmp_path / f"table5-fig13-{policy}.svg").read_text()
+        readings = report["delivered"][f"{policy}_accel"]["readings"]
+        assert svg.count("<circle") == len(readings)  # one dot a delivered reading
+    assert "| accel |" in done.stdout
