@@ -42,7 +42,7 @@ def test_two_items() -> None:
         ITEM + b"\xee",  # a stray byte
         ITEM[:-1],  # truncated
         ITEM[:2] + bytes([10]) + ITEM[3:13],  # shorter than a tuple header
-        ITEM[:7] + b"\x03" + ITEM[8:],  # a record: records travel alone
+        ITEM[:7] + b"\x04" + ITEM[8:],  # neither a tuple nor a record
     ],
 )
 def test_malformed_is_refused(body: bytes) -> None:
@@ -75,3 +75,29 @@ def test_a_short_items_epoch_steps_back_and_wraps() -> None:
 def test_a_bundle_cannot_open_with_a_short_item() -> None:
     with pytest.raises(DecodeError, match="first item is short"):
         parse_bundle(SHORT + ITEM)
+
+
+# test_result.c test_bundle_records: qid 7, epoch 300, time 0x01020304; MAX (expr 0, state
+# 0x1234) and COUNT (expr 1, 25), each whole with its timeSyncData, trailing zeros left off
+TIME = bytes([0, 0x04, 0x03, 0x02, 0x01])
+MAX_ITEM = bytes([5, 0, 15, 7, 0, 0x2C, 0x01, 3]) + TIME + bytes([0, 0, 0, 0x34, 0x12])
+COUNT_ITEM = bytes([5, 0, 14, 7, 1, 0x2C, 0x01, 3]) + TIME + bytes([0, 0, 1, 25])
+
+
+def _record(idx: int, expr: int, state: bytes) -> bytes:
+    head = bytes([7, idx, 0x2C, 0x01, 3]) + TIME + bytes(4)
+    return head + bytes([0, 0, expr]) + state.ljust(25, b"\0")
+
+
+def test_records_travel_whole_with_their_time() -> None:
+    assert parse_bundle(MAX_ITEM + COUNT_ITEM) == [
+        (5, _record(0, 0, b"\x34\x12")),
+        (5, _record(1, 1, b"\x19")),
+    ]
+    record = QueryResult.parse(_record(1, 1, b"\x19"))
+    assert (record.qrType, record.d.exprIdx, record.d.state[0]) == (3, 1, 25)
+
+
+def test_no_short_item_after_a_record() -> None:
+    with pytest.raises(DecodeError):
+        parse_bundle(MAX_ITEM + SHORT)

@@ -75,10 +75,14 @@ static uint8_t record_of_ours(const mote_state *st, uint8_t slot, const qr_view 
  * our own and needs none -- unless it goes on (record_goes_on) --, nor does a stopped
  * query's, which is taken and dropped: refused, its straggler would only hear of the
  * stop once our queue drained. */
+static uint8_t merges_here(mote_state *st, uint8_t slot, const qr_view *v)
+{
+    return record_of_ours(st, slot, v) && !record_goes_on(st, slot, v);
+}
+
 static uint8_t room_for(mote_state *st, uint8_t slot, const qr_view *v)
 {
-    uint8_t merges = record_of_ours(st, slot, v) && !record_goes_on(st, slot, v);
-    return merges || stops_has(st, v->qid) || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
+    return merges_here(st, slot, v) || stops_has(st, v->qid) || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
 }
 
 /*
@@ -130,22 +134,34 @@ static void take_tuple(mote_state *st, const mhop_header *mh, const uint8_t *qr)
     take_result(st, mh, &v, qr, run_slot_of(st, v.qid));
 }
 
+/* The queue place a bundle's item needs here: none for a stopped query's or a record
+ * that merges into ours (room_for), else one. */
+static uint8_t item_place(mote_state *st, const uint8_t *qr)
+{
+    qr_view v;
+    if (stops_has(st, qr[QR_OFF_QID]))
+        return 0;
+    if (qr[QR_OFF_TYPE] != QR_AGG_RECORD || !qr_decode(&v, qr, QR_LEN))
+        return 1;
+    return !merges_here(st, run_slot_of(st, v.qid), &v);
+}
+
 /*
- * Queue places a (checked) bundle's tuples need here: none for a stopped query's
- * (room_for); one where they pack (core/txpath.h) and every later item is short --
- * those the newest entry does not take start one new entry, and all fit in it, as
- * they did in the frame --; else one each.
+ * Queue places a (checked) bundle's results need here (item_place); for tuples, one
+ * where they pack (core/txpath.h) and every later item is short -- those the newest
+ * entry does not take start one new entry, and all fit in it, as they did in the
+ * frame --; else one each.
  */
-static uint8_t bundle_places(const mote_state *st, const uint8_t *body, uint8_t len)
+static uint8_t bundle_places(mote_state *st, const uint8_t *body, uint8_t len)
 {
     uint8_t first[QR_LEN], qr[QR_LEN], used, places, whole = 0;
     uint16_t origin;
     used = bundle_get(body, len, first, &origin, 0);
-    places = !stops_has(st, first[QR_OFF_QID]);
+    places = item_place(st, first);
     for (body += used, len = (uint8_t)(len - used); len; body += used, len = (uint8_t)(len - used)) {
         whole |= !(body[BUNDLE_ITEM_HEADER - 1u] & BUNDLE_SHORT);
         used = bundle_get(body, len, qr, &origin, first);
-        places = (uint8_t)(places + !stops_has(st, qr[QR_OFF_QID]));
+        places = (uint8_t)(places + item_place(st, qr));
     }
     return places && !whole && tx_packs(st) ? 1u : places;
 }
@@ -211,13 +227,15 @@ static void take_result(mote_state *st, const mhop_header *mh, const qr_view *v,
         st->stats.results_forwarded++;
 }
 
+/* A result for another node: its time keeps our clock if it is our parent's own (or
+ * the root's) and `stamped` on the air, and a sibling's MIN/MAX record is snooped. */
 static void on_result_overheard(mote_state *st, const tos_header *tos, const mhop_header *mh,
-                                const qr_view *v)
+                                const qr_view *v, uint8_t stamped)
 {
     uint16_t parent = routing_parent(&st->rt);
     uint8_t slot = run_slot_of(st, v->qid);
     uint8_t from_parent = mh->sourceaddr == parent && mh->originaddr == mh->sourceaddr;
-    if (from_parent || mh->sourceaddr == MOTE_ROOT_ID) {
+    if (stamped && (from_parent || mh->sourceaddr == MOTE_ROOT_ID)) {
         timesync_adopt(st, v->time_ms);
         slot = run_slot_of(st, v->qid);
     }
@@ -228,15 +246,28 @@ static void on_result_overheard(mote_state *st, const tos_header *tos, const mho
         proc_snoop(st, slot, v);
 }
 
-/* A bundle for another node: it carries tuples only, nothing to snoop or sync on,
- * but its query may be one this node lacks. */
-static void bundle_overheard(mote_state *st, const mhop_header *mh, const uint8_t *body,
-                             uint8_t len)
+/* A bundle for another node. Of tuples, only the query matters (one this node may
+ * lack). Records are overheard as in AM 240 frames, each snooped; the first item's
+ * time alone is stamped on the air (result/bundle.h). */
+static void bundle_overheard(mote_state *st, const tos_header *tos, const mhop_header *mh,
+                             const uint8_t *body, uint8_t len)
 {
-    uint8_t qr[QR_LEN];
-    uint16_t origin;
-    if (bundle_get(body, len, qr, &origin, 0) && run_slot_of(st, qr[QR_OFF_QID]) == QUERY_SLOTS)
-        heard_unknown_result(st, qr[QR_OFF_QID], mh->sourceaddr);
+    uint8_t qr[QR_LEN], used, stamped = 1;
+    mhop_header item = *mh;
+    qr_view v;
+    used = bundle_get(body, len, qr, &item.originaddr, 0);
+    if (used && qr[QR_OFF_TYPE] != QR_AGG_RECORD) {
+        if (run_slot_of(st, qr[QR_OFF_QID]) == QUERY_SLOTS)
+            heard_unknown_result(st, qr[QR_OFF_QID], mh->sourceaddr);
+        return;
+    }
+    while (used && qr_decode(&v, qr, QR_LEN)) {
+        on_result_overheard(st, tos, &item, &v, stamped);
+        stamped = 0;
+        body += used;
+        len = (uint8_t)(len - used);
+        used = len ? bundle_get(body, len, qr, &item.originaddr, 0) : 0;
+    }
 }
 
 /*
@@ -290,13 +321,13 @@ uint8_t results_receive(mote_state *st, const tos_header *tos, const uint8_t *da
     if (tos->type == AM_BUNDLE) {
         if (for_me)
             return on_bundle_for_me(st, &mh, body, body_len);
-        bundle_overheard(st, &mh, body, body_len);
+        bundle_overheard(st, tos, &mh, body, body_len);
         return 1;
     }
     if (!qr_decode(&v, body, body_len))
         return 1;
     if (for_me)
         return on_result_for_me(st, &mh, &v, body);
-    on_result_overheard(st, tos, &mh, &v);
+    on_result_overheard(st, tos, &mh, &v, 1);
     return 1;
 }

@@ -85,6 +85,11 @@ static uint8_t *time_field(uint8_t *pkt, uint8_t len)
         at = TOS_HEADER_LEN + QMSG_TIME;
     else if (h.type == AM_DATA)
         at = TOS_HEADER_LEN + MHOP_HEADER_LEN + QR_OFF_TIME;
+    else if (h.type == AM_BUNDLE && len > TOS_HEADER_LEN + MHOP_HEADER_LEN + BUNDLE_ITEM_HEADER +
+                                               QR_OFF_TYPE &&
+             pkt[TOS_HEADER_LEN + MHOP_HEADER_LEN + BUNDLE_ITEM_HEADER + QR_OFF_TYPE] ==
+                 QR_AGG_RECORD)
+        at = TOS_HEADER_LEN + MHOP_HEADER_LEN + BUNDLE_ITEM_HEADER + QR_OFF_TIME; /* bundle.h */
     else
         return 0;
     return (uint32_t)at + 5u <= len ? pkt + at : 0;
@@ -170,7 +175,7 @@ static uint8_t pack_tuple(mote_state *st, const uint8_t *qr, uint16_t origin)
     radioq_entry *last = radioq_newest(&st->rq);
     uint8_t first[QR_LEN], put;
     uint16_t from;
-    if (!last || last->urgent || !tx_packs(st))
+    if (!last || last->urgent || qr[QR_OFF_TYPE] != QR_TUPLE || !tx_packs(st))
         return 0;
     if (last->packed) {
         bundle_get(last->payload, last->len, first, &from, 0);
@@ -391,10 +396,21 @@ static uint8_t radio_send(mote_state *st, const uint8_t *pkt, uint8_t len)
     return 1;
 }
 
+/* Whether queued entry `e` may join the held result's bundle: a tuple with a tuple;
+ * with a record, a record of its query and epoch, which meets the same interval. */
+static uint8_t joins_held(const mote_state *st, const radioq_entry *e)
+{
+    const uint8_t *held = st->held.payload;
+    if (e->packed || e->urgent != (held[QR_OFF_TYPE] == QR_AGG_RECORD))
+        return 0;
+    return !e->urgent || (e->payload[QR_OFF_QID] == held[QR_OFF_QID] &&
+                          le16_get(e->payload + QR_OFF_EPOCH) == le16_get(held + QR_OFF_EPOCH));
+}
+
 /*
- * Bundle the queued tuples that fit with the held one (result/bundle.h): one
- * frame, one backoff, one ack for them all. Records go alone, first: they are
- * urgent and a tuple behind one waits anyway.
+ * Bundle the queued results that fit with the held one (result/bundle.h): one
+ * frame, one backoff, one ack for them all. Records go first, urgent, and only
+ * with records of their epoch: a tuple behind one waits anyway.
  */
 static void gather(mote_state *st)
 {
@@ -403,7 +419,7 @@ static void gather(mote_state *st)
     uint8_t first = bundle_item_size(st->held.payload, 0), put;
     if (first == 0 || st->id == MOTE_ROOT_ID || !routing_parent_bundles(&st->rt))
         return;
-    while ((next = radioq_peek(&st->rq)) != 0 && !next->urgent && !next->packed) {
+    while ((next = radioq_peek(&st->rq)) != 0 && joins_held(st, next)) {
         uint8_t size = bundle_item_size(next->payload, st->held.payload);
         if (size == 0 || (unsigned)first + st->held.more_len + size > MHOP_PAYLOAD_MAX ||
             (unsigned)st->held.more_len + size > BUNDLE_MORE_MAX)

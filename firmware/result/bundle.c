@@ -2,13 +2,20 @@
 
 #include "../net/le16.h"
 
-/* The tuple part's length without its trailing zeros: the receiver zero-fills. */
-static uint8_t tuple_len(const uint8_t qr[QR_LEN])
+/* The data part's length without its trailing zeros (the receiver zero-fills), at
+ * least its header. */
+static uint8_t data_len(const uint8_t qr[QR_LEN])
 {
-    uint8_t n = QR_DATA_LEN;
-    while (n > QR_TUPLE_HEADER && qr[QR_DATA + n - 1u] == 0)
+    uint8_t n = QR_DATA_LEN, least = qr[QR_OFF_TYPE] == QR_TUPLE ? QR_TUPLE_HEADER : QR_RECORD_HEADER;
+    while (n > least && qr[QR_DATA + n - 1u] == 0)
         n--;
     return n;
+}
+
+/* A whole item's bytes before the data part: a record's carry its timeSyncData. */
+static uint8_t head_len(uint8_t type)
+{
+    return type == QR_AGG_RECORD ? BUNDLE_RECORD_HEAD : BUNDLE_QR_HEAD;
 }
 
 /* qr's epoch less first's, modulo 2^16 as epochs wrap. */
@@ -23,7 +30,8 @@ static uint8_t shortens(const uint8_t qr[QR_LEN], const uint8_t *first)
 {
     uint8_t i;
     int16_t step;
-    if (!first || qr[QR_OFF_QID] != first[QR_OFF_QID] || qr[QR_OFF_IDX] != first[QR_OFF_IDX])
+    if (!first || qr[QR_OFF_TYPE] != QR_TUPLE || first[QR_OFF_TYPE] != QR_TUPLE ||
+        qr[QR_OFF_QID] != first[QR_OFF_QID] || qr[QR_OFF_IDX] != first[QR_OFF_IDX])
         return 0;
     for (i = 0; i < QR_TUPLE_HEADER; i++)
         if (qr[QR_DATA + i] != first[QR_DATA + i])
@@ -35,21 +43,21 @@ static uint8_t shortens(const uint8_t qr[QR_LEN], const uint8_t *first)
 uint8_t bundle_item_size(const uint8_t qr[QR_LEN], const uint8_t *first)
 {
     uint8_t i, n;
-    if (qr[QR_OFF_TYPE] != QR_TUPLE)
+    if (qr[QR_OFF_TYPE] != QR_TUPLE && qr[QR_OFF_TYPE] != QR_AGG_RECORD)
         return 0;
-    for (i = QR_OFF_TIME + 5u; i < QR_DATA; i++)
+    for (i = BUNDLE_RECORD_HEAD; i < QR_DATA; i++)
         if (qr[i])
             return 0;
-    n = tuple_len(qr);
+    n = data_len(qr);
     if (shortens(qr, first))
         return (uint8_t)(BUNDLE_ITEM_HEADER + BUNDLE_SHORT_HEAD + n - QR_TUPLE_HEADER);
-    return (uint8_t)(BUNDLE_ITEM_HEADER + BUNDLE_QR_HEAD + n);
+    return (uint8_t)(BUNDLE_ITEM_HEADER + head_len(qr[QR_OFF_TYPE]) + n);
 }
 
 uint8_t bundle_put(uint8_t *out, uint8_t room, const uint8_t qr[QR_LEN], uint16_t origin,
                    const uint8_t *first)
 {
-    uint8_t size = bundle_item_size(qr, first), n, i;
+    uint8_t size = bundle_item_size(qr, first), n, i, head;
     if (size == 0 || size > room)
         return 0;
     le16_put(out, origin);
@@ -62,10 +70,9 @@ uint8_t bundle_put(uint8_t *out, uint8_t room, const uint8_t qr[QR_LEN], uint16_
         return size;
     }
     out[2] = n;
-    for (i = 0; i < BUNDLE_QR_HEAD; i++)
-        out[BUNDLE_ITEM_HEADER + i] = qr[i];
-    for (i = BUNDLE_QR_HEAD; i < n; i++)
-        out[BUNDLE_ITEM_HEADER + i] = qr[QR_DATA + i - BUNDLE_QR_HEAD];
+    head = head_len(qr[QR_OFF_TYPE]);
+    for (i = 0; i < n; i++)
+        out[BUNDLE_ITEM_HEADER + i] = qr[i < head ? i : QR_DATA + i - head];
     return size;
 }
 
@@ -81,7 +88,8 @@ static uint8_t get_short(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], con
 {
     uint8_t m = (uint8_t)(in[2] - BUNDLE_SHORT), i;
     int16_t step;
-    if (!first || m > QR_TUPLE_VALUES_MAX || m > len - BUNDLE_ITEM_HEADER - BUNDLE_SHORT_HEAD)
+    if (!first || first[QR_OFF_TYPE] != QR_TUPLE || m > QR_TUPLE_VALUES_MAX ||
+        m > len - BUNDLE_ITEM_HEADER - BUNDLE_SHORT_HEAD)
         return 0;
     clear(qr);
     for (i = 0; i < BUNDLE_QR_HEAD; i++)
@@ -98,7 +106,7 @@ static uint8_t get_short(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], con
 uint8_t bundle_get(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], uint16_t *origin,
                    const uint8_t *first)
 {
-    uint8_t n, i, used;
+    uint8_t n, i, used, type, head;
     if (len < BUNDLE_ITEM_HEADER + BUNDLE_SHORT_HEAD)
         return 0;
     n = in[2];
@@ -108,15 +116,18 @@ uint8_t bundle_get(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], uint16_t 
             *origin = le16_get(in);
         return used;
     }
-    if (n < BUNDLE_QR_HEAD + QR_TUPLE_HEADER || n > BUNDLE_QR_HEAD + QR_DATA_LEN ||
-        n > len - BUNDLE_ITEM_HEADER || in[BUNDLE_ITEM_HEADER + QR_OFF_TYPE] != QR_TUPLE)
+    if (n <= BUNDLE_QR_HEAD || n > len - BUNDLE_ITEM_HEADER)
+        return 0;
+    type = in[BUNDLE_ITEM_HEADER + QR_OFF_TYPE];
+    head = head_len(type);
+    if ((type != QR_TUPLE && type != QR_AGG_RECORD) ||
+        n < head + (type == QR_TUPLE ? QR_TUPLE_HEADER : QR_RECORD_HEADER) ||
+        n > head + QR_DATA_LEN)
         return 0;
     *origin = le16_get(in);
     clear(qr);
-    for (i = 0; i < BUNDLE_QR_HEAD; i++)
-        qr[i] = in[BUNDLE_ITEM_HEADER + i];
-    for (i = BUNDLE_QR_HEAD; i < n; i++)
-        qr[QR_DATA + i - BUNDLE_QR_HEAD] = in[BUNDLE_ITEM_HEADER + i];
+    for (i = 0; i < n; i++)
+        qr[i < head ? i : QR_DATA + i - head] = in[BUNDLE_ITEM_HEADER + i];
     return (uint8_t)(BUNDLE_ITEM_HEADER + n);
 }
 

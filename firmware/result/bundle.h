@@ -23,10 +23,20 @@
  * the root stamps last, so the root's AM 240 on the UART is byte for byte what
  * it would have been.
  *
- * Only tuples travel so (records must meet their parent's interval alone), and
- * only to a parent whose beacons carry motebase's trailer (net/routing.h): an
- * unmodified TinyDB mote acks any frame addressed to it, and would drop this.
- * gateway/protocol/motebase.py holds the same layout for radio captures.
+ * Aggregate records travel so too, a node's records of one query and epoch in
+ * one frame (core/txpath.c, gather): a MAX and a COUNT were two frames in one
+ * interval, and on a 1,000-node grid on `sinr` each level's interval was that
+ * much more crowded. A record item is always whole, and carries the record's
+ * timeSyncData after its head:
+ *     origin u16 | n u8 | QueryResult bytes 0..10 (qid .. timeSyncData)
+ *                       | QueryResult bytes 14.. (the record), n - 10 of them,
+ * the trailing zero bytes left off. The first item's time is stamped as the
+ * frame goes on the air, as an AM 240's is, and children keep their clocks by it.
+ *
+ * Bundles go only to a parent whose beacons carry motebase's trailer
+ * (net/routing.h): an unmodified TinyDB mote acks any frame addressed to it, and
+ * would drop this. gateway/protocol/motebase.py holds the same layout for radio
+ * captures.
  */
 #ifndef MOTE_RESULT_BUNDLE_H
 #define MOTE_RESULT_BUNDLE_H
@@ -37,6 +47,7 @@
 
 #define BUNDLE_ITEM_HEADER 3u /* origin u16, n u8 */
 #define BUNDLE_QR_HEAD 5u     /* qid, idx, epoch u16, qrType */
+#define BUNDLE_RECORD_HEAD (QR_OFF_TIME + 5u) /* ...and a record's timeSyncData */
 #define BUNDLE_SHORT 0x80u    /* n: a short item, m = n - BUNDLE_SHORT value bytes */
 #define BUNDLE_SHORT_HEAD 1u  /* a short item's epoch, as a difference */
 #define BUNDLE_EPOCH_REACH 127 /* ...of at most this much either way */
@@ -44,7 +55,8 @@
 #define BUNDLE_ITEM_MIN (BUNDLE_ITEM_HEADER + BUNDLE_QR_HEAD + QR_TUPLE_HEADER)
 
 /* Bytes `qr` takes as an item after `first` (NULL: as the first, whole); 0 if it
- * cannot travel in a bundle (not a tuple, or clockCount/lastDiff not zero). */
+ * cannot travel in a bundle (neither a tuple nor a record, or clockCount/lastDiff not
+ * zero). */
 uint8_t bundle_item_size(const uint8_t qr[QR_LEN], const uint8_t *first);
 
 /* Append `qr` from `origin` at out[0..room), short if `first` (the bundle's first
@@ -53,8 +65,9 @@ uint8_t bundle_item_size(const uint8_t qr[QR_LEN], const uint8_t *first);
 uint8_t bundle_put(uint8_t *out, uint8_t room, const uint8_t qr[QR_LEN], uint16_t origin,
                    const uint8_t *first);
 
-/* Read the item at in[0..len) back into a whole QueryResult (time fields zero);
- * a short one needs `first`. Returns the bytes it took, 0 if malformed. */
+/* Read the item at in[0..len) back into a whole QueryResult (time fields zero but a
+ * record's timeSyncData); a short one needs `first`. Returns the bytes it took, 0 if
+ * malformed. */
 uint8_t bundle_get(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], uint16_t *origin,
                    const uint8_t *first);
 

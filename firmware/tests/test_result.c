@@ -136,14 +136,42 @@ static void test_bundle_items(void)
     CHECK_EQ(bundle_get(out, 15, back, &origin, 0), 15);
     memset(bad + 5, 0, 5);
     CHECK_BYTES(back, bad, 42);
-    /* Records, and tuples with clockCount or lastDiff set, go alone. */
-    memcpy(bad, tuple, 42);
-    bad[QR_OFF_TYPE] = QR_AGG_RECORD;
-    CHECK_EQ(bundle_item_size(bad, 0), 0);
-    CHECK_EQ(bundle_put(out, sizeof out, bad, 9, 0), 0);
+    /* Tuples with clockCount or lastDiff set go alone. */
     memcpy(bad, tuple, 42);
     bad[12] = 1;
     CHECK_EQ(bundle_item_size(bad, 0), 0);
+}
+
+/* Records travel whole, with their timeSyncData: a MAX and a COUNT of one epoch in one
+ * frame, the first's time where the frame is stamped. Never short. */
+static void test_bundle_records(void)
+{
+    const uint8_t max_state[2] = {0x34, 0x12}, count_state[2] = {25, 0};
+    uint8_t max[42], count[42], out[42], back[42], n;
+    uint16_t origin;
+
+    CHECK_EQ(qr_encode_record(max, 7, 0, 300, 0x01020304u, 0, 0, max_state, 2), 42);
+    CHECK_EQ(qr_encode_record(count, 7, 1, 300, 0x01020304u, 0, 1, count_state, 2), 42);
+    /* origin, n, qid .. timeSyncData (10), group, expr, state (5) */
+    CHECK_EQ(bundle_item_size(max, 0), 3 + 10 + 3 + 2);
+    CHECK_EQ(bundle_item_size(count, max), 3 + 10 + 3 + 1); /* COUNT's high zero left off */
+    n = bundle_put(out, sizeof out, max, 5, 0);
+    CHECK_EQ(n, 18);
+    CHECK_EQ(out[3 + QR_OFF_TYPE], QR_AGG_RECORD);
+    CHECK_EQ(out[3 + QR_OFF_TIME + 1], 0x04); /* the time's low byte, where tx stamps */
+    CHECK_EQ(bundle_put(out + n, (uint8_t)(sizeof out - n), count, 5, max), 17);
+    CHECK_EQ(bundle_count(out, 35), 2);
+    CHECK_EQ(bundle_get(out, 35, back, &origin, 0), 18);
+    CHECK_EQ(origin, 5);
+    CHECK_BYTES(back, max, 42);
+    CHECK_EQ(bundle_get(out + 18, 17, back, &origin, max), 17);
+    CHECK_BYTES(back, count, 42);
+    /* A short item cannot follow a record: it would take a tuple header from it. */
+    out[18 + 2] = BUNDLE_SHORT + 2u;
+    CHECK_EQ(bundle_count(out, 35), 0);
+    /* One that says it is shorter than a record header is malformed. */
+    out[2] = 10 + 2;
+    CHECK_EQ(bundle_get(out, 35, back, &origin, 0), 0);
 }
 
 /* Items after the first of the same query and tuple header, of an epoch near the
@@ -209,6 +237,7 @@ int main(int argc, char **argv)
     test_record_golden();
     test_tuple_average();
     test_bundle_items();
+    test_bundle_records();
     test_bundle_short_items();
     return check_report(argv[0]);
 }

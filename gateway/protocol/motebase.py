@@ -22,17 +22,23 @@ Status extension, bytes 10.. of a StatusMessage reply (firmware/core/commands.h)
 ``capabilities``: ``wide_states``, ``epoch_base``. ``busy``: queries that stopped or drain
 but whose results may still arrive; the gateway must not reuse their ids yet.
 
-Bundle, AM 241, radio only (firmware/result/bundle.h): a relay's queued tuples for one
-motebase parent in one frame, after the multihop header. Never on the serial line: the root
-writes each tuple as its own AM 240. The first item is whole, later ones of the same query,
-result index and tuple header, of an epoch within 127 of the first's, are short::
+Bundle, AM 241, radio only (firmware/result/bundle.h): a relay's queued tuples, or a
+node's aggregate records of one query and epoch, for one motebase parent in one frame, after
+the multihop header. Never on the serial line: the root writes each result as its own AM
+240. The first item is whole; later tuples of the same query, result index and tuple header,
+of an epoch within 127 of the first's, are short; records are always whole and carry their
+timeSyncData (the first item's is stamped on the air)::
 
-    whole: originaddr u16 | n u8 | qid | result_idx | epoch u16 | qrType 2 | tuple (n - 5)
-    short: originaddr u16 | 0x80 + m u8 | epoch - first's epoch, s8 | values (m)
+    whole tuple:  originaddr u16 | n u8 | qid | result_idx | epoch u16 | qrType 2
+                  | tuple (n - 5)
+    whole record: originaddr u16 | n u8 | qid | result_idx | epoch u16 | qrType 3
+                  | timeSyncData (5) | record (n - 10)
+    short:        originaddr u16 | 0x80 + m u8 | epoch - first's epoch, s8 | values (m)
 
-The tuple bytes are the QueryResult's tuple part without its trailing zeros, a short item's
-values those after the first's tuple header; the time, clockCount and lastDiff are not
-carried (a tuple's are zero, but for the time every hop stamps anew).
+The tuple and record bytes are the QueryResult's data part without its trailing zeros, a
+short item's values those after the first's tuple header; a tuple's time, clockCount and
+lastDiff are not carried (they are zero, but for the time every hop stamps anew), nor a
+record's clockCount and lastDiff.
 """
 
 from __future__ import annotations
@@ -47,10 +53,12 @@ from motebase.gateway.protocol.codec import build, parse
 from motebase.gateway.protocol.errors import DecodeError
 from motebase.gateway.protocol.query import QUERY_MESSAGE_LEN
 from motebase.gateway.protocol.result import (
+    AGG_STATE_LEN,
     QUERY_RESULT_LEN,
     RESULT_UNION_LEN,
     TIME_SYNC_LEN,
     TUPLE_DATA_LEN,
+    AggRecord,
     QueryResult,
     TupleData,
 )
@@ -148,17 +156,29 @@ AM_BUNDLE = 241
 _SHORT = 0x80  # n: a short item, n - 0x80 value bytes
 
 _ItemHeader = cs.Struct("originaddr" / cs.Int16ul, "n" / cs.Int8ul)
+_TUPLE, _RECORD = 2, 3  # qrType
 _WholeHead = cs.Struct(
     "qid" / cs.Int8ul,
     "result_idx" / cs.Int8sl,
     "epoch" / cs.Int16ul,
-    "qrType" / cs.Const(2, cs.Int8ul),
+    "qrType" / cs.Int8ul,
+    cs.Check(lambda ctx: ctx.qrType in (_TUPLE, _RECORD)),
 )
 _ShortHead = cs.Struct("epoch_step" / cs.Int8sl)
 _BUNDLE_QR_HEAD = _WholeHead.sizeof()
 _TUPLE_HEADER = TupleData.sizeof() - TUPLE_DATA_LEN  # the tuple's qid, numFields, notNull
+_RECORD_HEADER = AggRecord.sizeof() - AGG_STATE_LEN  # its groupNo i16, exprIdx
 
-_WholeItem = cs.Struct(*_WholeHead.subcons, "tuple" / cs.Bytes(cs.this._.n - _BUNDLE_QR_HEAD))
+
+def _time_len(ctx: Any) -> int:
+    return TIME_SYNC_LEN if ctx.qrType == _RECORD else 0
+
+
+_WholeItem = cs.Struct(
+    *_WholeHead.subcons,
+    "timeSyncData" / cs.Bytes(_time_len),
+    "data" / cs.Bytes(lambda ctx: ctx._.n - _BUNDLE_QR_HEAD - _time_len(ctx)),
+)
 _ShortItem = cs.Struct(*_ShortHead.subcons, "values" / cs.Bytes(cs.this._.n - _SHORT))
 BundleItem = cs.Struct(
     *_ItemHeader.subcons,
@@ -179,35 +199,38 @@ def tuples_per_bundle(value_bytes: int) -> int:
 
 def parse_bundle(body: bytes) -> list[tuple[int, bytes]]:
     """Each item of a bundle body (after the multihop header) as (originaddr, QueryResult
-    bytes): the 42 bytes its parent rebuilds, time fields zero. A short item takes its
-    query, result index and tuple header from the first, which must be whole.
-    DecodeError if malformed."""
+    bytes): the 42 bytes its parent rebuilds, time fields zero but a record's
+    timeSyncData. A short item takes its query, result index and tuple header from the
+    first, which must be a whole tuple. DecodeError if malformed."""
     items = parse("Bundle", cs.Struct("items" / Bundle, cs.Terminated), body)["items"]
     if not items:
         return []
+    first = items[0]["item"]
     if items[0]["short"]:
         raise DecodeError("Bundle", "the first item is short: nothing to take its header from")
-    first = items[0]["item"]
-    out = []
-    for item in items:
-        whole = item["item"]
-        tuple_bytes = (
-            first["tuple"][:_TUPLE_HEADER] + whole["values"] if item["short"] else whole["tuple"]
-        )
-        if not _TUPLE_HEADER <= len(tuple_bytes) <= RESULT_UNION_LEN:
-            raise DecodeError("Bundle", f"a tuple of {len(tuple_bytes)} bytes")
-        head = first if item["short"] else whole
-        result = {
-            "qid": head["qid"],
-            "result_idx": head["result_idx"],
-            "epoch": (first["epoch"] + whole["epoch_step"]) & 0xFFFF
-            if item["short"]
-            else whole["epoch"],
-            "qrType": 2,
-            "timeSyncData": bytes(TIME_SYNC_LEN),
-            "clockCount": 0,
-            "lastDiff": 0,
-            "d": TupleData.parse(tuple_bytes.ljust(RESULT_UNION_LEN, b"\0")),
-        }
-        out.append((item["originaddr"], build("QueryResult", QueryResult, result)))
-    return out
+    if first["qrType"] == _RECORD and any(item["short"] for item in items):
+        raise DecodeError("Bundle", "a short item after a record: records are always whole")
+    return [(item["originaddr"], _query_result(item, first)) for item in items]
+
+
+def _query_result(item: Mapping[str, Any], first: Mapping[str, Any]) -> bytes:
+    whole = item["item"]
+    head = first if item["short"] else whole
+    kind = head["qrType"]
+    data = first["data"][:_TUPLE_HEADER] + whole["values"] if item["short"] else whole["data"]
+    name, least = ("tuple", _TUPLE_HEADER) if kind == _TUPLE else ("record", _RECORD_HEADER)
+    if not least <= len(data) <= RESULT_UNION_LEN:
+        raise DecodeError("Bundle", f"a {name} of {len(data)} bytes")
+    epoch = (first["epoch"] + whole["epoch_step"]) & 0xFFFF if item["short"] else whole["epoch"]
+    union = TupleData if kind == _TUPLE else AggRecord
+    result = {
+        "qid": head["qid"],
+        "result_idx": head["result_idx"],
+        "epoch": epoch,
+        "qrType": kind,
+        "timeSyncData": whole["timeSyncData"] if kind == _RECORD else bytes(TIME_SYNC_LEN),
+        "clockCount": 0,
+        "lastDiff": 0,
+        "d": union.parse(data.ljust(RESULT_UNION_LEN, b"\0")),
+    }
+    return build("QueryResult", QueryResult, result)
