@@ -85,6 +85,14 @@ static uint8_t room_for(mote_state *st, uint8_t slot, const qr_view *v)
     return merges_here(st, slot, v) || stops_has(st, v->qid) || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
 }
 
+/* Our beacon, now: the gate opens for two packet times, while the child listens for our
+ * ack and on (the straggler's DEL goes so too, core/stops.c). */
+static void answer_stale_child(mote_state *st)
+{
+    st->beacon_due = BEACON_NOW;
+    st->ctl_until = sched_later(st->ctl_until, mote_now(st) + 2u * SCHED_TX_GUARD_MS);
+}
+
 /*
  * Whether a child's frame, with room already found for it, is taken: 1 to take it,
  * 0 to refuse it unacknowledged, and *ack set to what the sender is told. A
@@ -93,6 +101,9 @@ static uint8_t room_for(mote_state *st, uint8_t slot, const qr_view *v)
  * depth 0xFF before a stale depth of its subtree lures us in; our depth when it is
  * no deeper than we are, which it missed as we moved (or a loop closed through it).
  * What it sent is refused, not taken and lost: it keeps it for its next parent.
+ * A child that sends from a depth more than one below ours missed our move closer to the
+ * root, and its records come an interval or more before we listen (runs.c,
+ * children_slot): it is taken, and gets our beacon, which it hears awake after its send.
  */
 static uint8_t admit_from_child(mote_state *st, const mhop_header *mh, uint8_t *ack)
 {
@@ -105,6 +116,9 @@ static uint8_t admit_from_child(mote_state *st, const mhop_header *mh, uint8_t *
     }
     if (verdict == ROUTING_DROP_DUP)
         return 0;
+    if (st->id != MOTE_ROOT_ID && mh->hopcount != MHOP_HOPCOUNT_INVALID &&
+        mh->hopcount > routing_depth(&st->rt) + 1u)
+        answer_stale_child(st);
     *ack = 1;
     return 1;
 }

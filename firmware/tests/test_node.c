@@ -556,6 +556,45 @@ static void test_late_phase_keeps_the_alarm_due(void)
     CHECK(mote_query_epoch(&s.node[0].st, 7) >= epoch + 4);
 }
 
+/*
+ * A relay that comes closer to the root while COUNT runs takes its subtree along within
+ * an epoch a level. Node 2 loses its parent 1 and takes the root (depth 2 -> 1); its child 3 still
+ * sends from depth 3, an interval before 2 now listens, and waits for 2 in an interval
+ * where 2 no longer speaks. For one epoch 2 wakes where 3 sends (runs.c, children_slot)
+ * and answers 3's record with a beacon (results.c). Without, 3 kept its stale depth until
+ * it gave its parent up, its records reaching 2 only by their retries (on a crowded
+ * channel, a relay and its subtree left out: a 1,000-node grid on `sinr`).
+ */
+static void test_children_follow_a_relay_that_comes_closer(void)
+{
+    int e, i, at, counted = 0;
+    sim_init(&s, 5);
+    sim_link(&s, 0, 1);
+    sim_link(&s, 1, 2);
+    sim_link(&s, 2, 3);
+    sim_link(&s, 3, 4);
+    sim_run(&s, 20000);
+    CHECK_EQ(mote_depth(&s.node[4].st), 4);
+    agg_query(3, AGG_COUNT, 800); /* 8-s epochs: 1-s intervals */
+    wait_installed(3);
+    wait_epoch(3, 2);
+    s.link[1][2] = s.link[2][1] = 0;
+    sim_link(&s, 0, 2);
+    while (mote_parent(&s.node[2].st) != 0 && s.now < 400000)
+        sim_run(&s, s.now + 10);
+    CHECK_EQ(mote_depth(&s.node[2].st), 1);
+    sim_run(&s, (s.now / 8000 + 2) * 8000); /* the end of the next epoch: 3 followed */
+    CHECK_EQ(mote_depth(&s.node[3].st), 2);
+    sim_run(&s, s.now + 8000); /* and an epoch later its child, woken for the same way */
+    CHECK_EQ(mote_depth(&s.node[4].st), 3);
+    at = s.n_out;
+    sim_run(&s, s.now + 40000);
+    for (e = 0, i = find_out(at, 3, 3); i >= 0; i = find_out(i + 1, 3, 3), e++)
+        counted += (QR(s.out[i])[QR_DATA + 3] | QR(s.out[i])[QR_DATA + 4] << 8) == 5;
+    CHECK(e >= 4);
+    CHECK_EQ(counted, e);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -571,5 +610,6 @@ int main(int argc, char **argv)
     test_time_stamped_at_start_symbol();
     test_time_adopted_against_the_start_symbol();
     test_late_phase_keeps_the_alarm_due();
+    test_children_follow_a_relay_that_comes_closer();
     return check_report(argv[0]);
 }
