@@ -221,3 +221,24 @@ uint8_t qmsg_set_rate(mote_state *st, uint8_t qid, int16_t units)
     qmsg_receive(st, msg, QMSG_LEN);
     return 1;
 }
+
+/*
+ * A RATE floods once, unacknowledged, down the wave; a mote that missed it samples on at
+ * the old rate, numbering its epochs ever further ahead of the others' (Intel lab on
+ * `sinr`, seed 5: two motes of 54, and the gateway judged the rest's epochs by theirs).
+ * Its parent, hearing its tuples ahead of its own epoch, sends the query's rate and base
+ * down again, as it forwards a RATE; motes that hold it already take it as a duplicate
+ * and stop it there. One at a time: a control packet already queued goes first.
+ */
+void qmsg_tell_rate(mote_state *st, uint8_t slot)
+{
+    uint8_t msg[QMSG_LEN], i;
+    if (st->ctl_count)
+        return;
+    for (i = 0; i < QMSG_LEN; i++)
+        msg[i] = 0;
+    msg[QMSG_QID] = st->queries.slot[slot].qid;
+    msg[QMSG_MSG_TYPE] = QMSG_RATE;
+    le16_put(msg + QMSG_EPOCH, (uint16_t)st->queries.slot[slot].epoch_units);
+    forward_query(st, msg, slot);
+}

@@ -27,4 +27,8 @@ void qmsg_receive(mote_state *st, const uint8_t *msg, uint8_t len);
  * (the `setrate` command). 0 if qid does not run or units is not an epoch. */
 uint8_t qmsg_set_rate(mote_state *st, uint8_t qid, int16_t units);
 
+/* A child of ours sent a tuple of query `slot` for an epoch ahead of ours: it samples at
+ * a rate it had before a RATE it missed. Tell it ours (querymsg.c). */
+void qmsg_tell_rate(mote_state *st, uint8_t slot);
+
 #endif /* MOTE_CORE_QUERYMSG_H */

@@ -179,6 +179,8 @@ static void schedule_epoch(mote_state *st, uint8_t slot, uint8_t children_slot)
  * (results.c, admit_from_child). On a 1,000-node grid on `sinr` (seed 1), 15 % of the sends
  * to a parent found it asleep, nine in ten of them from a child whose parent had since
  * come closer to the root; a relay so left out takes its subtree's records with it.
+ * Aggregates only: tuples carry their epoch and their relays listen all along, and an
+ * earlier wake-up moved the sampling (SELECT 100 @8 s on `sinr` .945 -> .93).
  */
 static uint8_t children_slot(const query_run *run, uint8_t was)
 {
@@ -216,7 +218,7 @@ static void plan_epoch(mote_state *st, uint8_t slot, uint32_t after)
         label--;
     run->label = label;
     run->epoch_start = sched_label_start(q->epoch_base, run->epoch_ms, label);
-    schedule_epoch(st, slot, children_slot(run, was));
+    schedule_epoch(st, slot, q->has_agg ? children_slot(run, was) : (uint8_t)(run->slot_depth + 1u));
 }
 
 static void next_epoch(mote_state *st, uint8_t slot)

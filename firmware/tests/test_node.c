@@ -595,6 +595,36 @@ static void test_children_follow_a_relay_that_comes_closer(void)
     CHECK_EQ(counted, e);
 }
 
+/*
+ * A mote that missed a RATE (flooded once, unacknowledged) is told again by its parent,
+ * which hears its tuples run ahead of its own epoch (querymsg.c, qmsg_tell_rate): the
+ * mote's epochs fall back in step with the others'.
+ */
+static void test_a_missed_rate_is_told_again(void)
+{
+    uint8_t f[40], rate[40];
+    int ahead;
+    chain();
+    t_field(f, 8, 1, 0, 100, 0, "nodeid"); /* SELECT nodeid, 1-s epochs */
+    send_query(f);
+    wait_installed(8);
+    wait_epoch(8, 2);
+    memset(rate, 0, sizeof rate);
+    rate[QMSG_QID] = 8;
+    rate[QMSG_FWD_NODE] = 0x7E;
+    rate[QMSG_MSG_TYPE] = QMSG_RATE;
+    rate[QMSG_EPOCH] = 200; /* 2 s */
+    s.link[1][2] = 0; /* node 2 hears nothing of node 1 while the RATE floods */
+    sim_uart_to_root(&s, rate, T_QMSG_LEN, AM_QUERY);
+    sim_run(&s, s.now + 2500);
+    s.link[1][2] = 1;
+    ahead = mote_query_epoch(&s.node[2].st, 8) - mote_query_epoch(&s.node[1].st, 8);
+    CHECK(ahead >= 1); /* it missed it, and runs at 1 s */
+    sim_run(&s, s.now + 20000);
+    ahead = mote_query_epoch(&s.node[2].st, 8) - mote_query_epoch(&s.node[1].st, 8);
+    CHECK(ahead >= -1 && ahead <= 1);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -611,5 +641,6 @@ int main(int argc, char **argv)
     test_time_adopted_against_the_start_symbol();
     test_late_phase_keeps_the_alarm_due();
     test_children_follow_a_relay_that_comes_closer();
+    test_a_missed_rate_is_told_again();
     return check_report(argv[0]);
 }
