@@ -12,7 +12,12 @@ message, which the root starts at an epoch boundary and the motes number on from
 
 The governor judges an epoch once ``settle_epochs`` newer epochs have arrived, which is
 when a network within its capacity has delivered it. The newest epoch is the root's own,
-which goes straight to the serial port. An epoch is judged against every node heard from
+which goes straight to the serial port, and the root is the first to take a RATE -- not
+the newest of any node: a mote that missed the RATE samples on at the old rate, its epochs
+ever further ahead (Intel lab on `sinr`, seed 5: two motes did, every later epoch was
+judged before the others' tuples came, and the rate was halved six more times on a network
+delivering all of them). Until the root's tuples come (a WHERE may keep them back), it is
+the newest of any node. An epoch is judged against every node heard from
 so far. When ``window`` judged epochs in a row bring less than ``low_yield`` of those
 nodes, the epoch is doubled. Epochs sampled at the old rate are then not judged, and the
 backlog they left has ``settle_epochs`` new epochs to drain. The rate is never raised
@@ -25,8 +30,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: epochDuration is a uint16 of 10-ms units (wire format §6.1).
-MAX_EPOCH_MS = 0xFFFF * 10
+from motebase.gateway.protocol.query import EPOCH_ONCE
+
+#: epochDuration is an int16 of 10-ms units, 0x7FFF meaning ONCE (wire format §6.1): the
+#: longest period a RATE can ask for is 0x7FFE units.
+MAX_EPOCH_MS = (EPOCH_ONCE - 1) * 10
+#: The basestation's mote id (firmware/core/mote.h MOTE_ROOT_ID).
+ROOT_NODE = 0
 
 
 @dataclass(frozen=True)
@@ -60,24 +70,23 @@ class RateGovernor:
     settle_epochs: int = 3
     window: int = 3
     max_epoch_ms: int = MAX_EPOCH_MS
-    _nodes: set[int] = field(default_factory=set)
+    _latest: dict[int, int] = field(default_factory=dict)  # node -> its newest epoch
     _arrived: dict[int, set[int]] = field(default_factory=dict)
-    _newest: int = 0
     _judged_through: int = 0
     _low: list[float] = field(default_factory=list)
 
     def observe(self, epoch: int, node: int) -> None:
         """A tuple of ``node`` for ``epoch`` arrived."""
-        self._nodes.add(node)
+        if epoch > self._latest.get(node, 0):
+            self._latest[node] = epoch
         if epoch > self._judged_through:
             self._arrived.setdefault(epoch, set()).add(node)
-        self._newest = max(self._newest, epoch)
 
     def decide(self) -> RateDecision | None:
         """Judge the epochs old enough; a decision to lower the rate, or None."""
-        while self._judged_through + self.settle_epochs < self._newest:
+        while self._judged_through + self.settle_epochs < self._newest():
             self._judged_through += 1
-            share = len(self._arrived.pop(self._judged_through, ())) / max(1, len(self._nodes))
+            share = len(self._arrived.pop(self._judged_through, ())) / max(1, len(self._latest))
             if share < self.low_yield:
                 self._low.append(share)
             else:
@@ -86,20 +95,24 @@ class RateGovernor:
                 return self._lower()
         return None
 
+    def _newest(self) -> int:
+        root = self._latest.get(ROOT_NODE)
+        return root if root is not None else max(self._latest.values(), default=0)
+
     def _lower(self) -> RateDecision:
         decision = RateDecision(
-            after_epoch=self._newest,
+            after_epoch=self._newest(),
             epoch_ms=min(2 * self.epoch_ms, self.max_epoch_ms),
             old_epoch_ms=self.epoch_ms,
             judged_yield=sum(self._low) / len(self._low),
-            nodes=len(self._nodes),
+            nodes=len(self._latest),
             judged_epochs=len(self._low),
             settle_epochs=self.settle_epochs,
         )
         self.epoch_ms = decision.epoch_ms
         # The old rate's epochs (all heard so far) are not judged: their backlog drains
         # meanwhile.
-        self._judged_through = self._newest
+        self._judged_through = self._newest()
         self._arrived.clear()
         self._low.clear()
         return decision

@@ -7,7 +7,9 @@ import pytest
 
 from motebase.gateway.assembly import RateChange, RegisteredQuery, ResultPlan
 from motebase.gateway.plan import compile_query
+from motebase.gateway.protocol.query import QUERY_MESSAGE_LEN
 from motebase.gateway.ratecontrol import MAX_EPOCH_MS, RateGovernor
+from motebase.gateway.session import rate_message
 
 NODES = 10
 
@@ -83,3 +85,31 @@ def test_epochs_after_a_rate_change_are_timed_by_the_new_period() -> None:
 def test_a_query_without_epochs_has_one_time(epoch: int) -> None:
     once = RegisteredQuery(1, compile_query("SELECT nodeid FROM sensors ONCE"), start_time=5.0)
     assert once.epoch_time(epoch) == 5.0 and once.epoch_at(50.0) == 0
+
+
+def test_a_mote_that_missed_the_rate_does_not_set_the_pace() -> None:
+    """A mote that missed a RATE samples on at the old rate, its epochs ahead of everyone's:
+    epochs are judged by the root's (node 0), so the others' are judged once they had the
+    time to arrive, and a network that delivers them keeps its rate."""
+    governor = RateGovernor(8192, settle_epochs=3, window=3)
+    for epoch in range(1, 30):
+        for node in range(NODES):
+            governor.observe(epoch, node)
+        governor.observe(3 * epoch, 99)  # running three epochs to everyone's one
+        assert governor.decide() is None
+    assert governor.epoch_ms == 8192
+
+
+def test_without_the_roots_tuples_the_newest_of_any_node_counts() -> None:
+    governor = RateGovernor(4096, settle_epochs=1, window=1)
+    for node in range(1, NODES):
+        governor.observe(1, node)
+    governor.observe(2, 1)
+    governor.observe(3, 1)  # one node two epochs on: epoch 2 is judged, with one of nine
+    decision = governor.decide()
+    assert decision is not None and decision.judged_yield == 1 / 9
+
+
+def test_the_longest_rate_is_one_the_wire_carries() -> None:
+    assert MAX_EPOCH_MS == 0x7FFE * 10
+    assert len(rate_message(1, MAX_EPOCH_MS)) == QUERY_MESSAGE_LEN
