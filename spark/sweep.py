@@ -68,6 +68,7 @@ def sweep_schema(spec: SweepSpec, points: Sequence[dict[str, Any]]) -> StructTyp
         "rows": LongType(),
         "rate_changes": LongType(),
         "accuracy": StringType(),
+        "samples": StringType(),
     }
     fields = [StructField("point", LongType(), False)]
     fields += [StructField(k, _column_type([p.get(k) for p in points])) for k in spec.keys]
