@@ -79,6 +79,7 @@ papers: $(BIN)/mote
 	$(BIN)/python bench/papers/deployment.py
 	$(BIN)/python bench/papers/lifetime.py
 	$(BIN)/python bench/papers/table5.py
+	$(BIN)/python bench/papers/plan_energy.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-tox .tox build *.egg-info

@@ -53,10 +53,13 @@ ONCE_MS = 1024
 
 @dataclass(frozen=True)
 class QueryRun:
-    """A query of the experiment; ``stop_after`` stops it after that many epochs."""
+    """A query of the experiment; ``stop_after`` stops it after that many epochs.
+    ``optimize=False`` sends the TinyDB tools' predicate order instead of the planner's
+    cheapest (``compile_query``), so a costlier plan can be emulated beside the chosen one."""
 
     sql: str
     stop_after: int | None = None
+    optimize: bool = True
 
 
 @dataclass
@@ -171,7 +174,7 @@ class _Runner:
         return self.outcomes
 
     def _start(self, run: QueryRun) -> None:
-        plan = compile_query(run.sql)
+        plan = compile_query(run.sql, optimize=run.optimize)
         self.start_us[len(self.outcomes)] = self.net.now_us
         query = self.session.start_query(plan, run.sql)
         self.outcomes.append(QueryOutcome(run, query))

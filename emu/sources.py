@@ -160,6 +160,32 @@ class Trace(Source):
         return self.values
 
 
+def uniform(lo: int = 0, hi: int = 1023, reads: int = 4096, rows: int = 16) -> Trace:
+    """Readings spread evenly over ``lo..hi``, one per read (TODS 2005 §4.2's assumption).
+
+    The planner estimates a predicate's selectivity as if readings were uniform over the
+    catalog range (gateway/plan/ordering.py); with this source a predicate's pass rate
+    over n reads is that estimate to within about 1 / n, so the emulated cost of a plan
+    can be set beside its model. The k-th read is the base-2 radical inverse of k (van der
+    Corput) scaled to the range: any 2^j consecutive reads from a multiple of 2^j fall
+    once in each of 2^j equal slices, so a threshold at a quarter of the range is passed
+    by exactly 1 read in 4 after every 4 reads. Node rows (``node % rows``) start 65 reads
+    apart, the same sequence at different times and at a different place in its blocks,
+    so that the nodes' unfinished blocks (one read in four passes, but which one comes
+    first differs) even out over a network; past ``reads`` the last value is held.
+    """
+    span = hi - lo + 1
+    k = np.arange(rows, dtype=np.int64)[:, None] * 65 + np.arange(reads, dtype=np.int64)
+    inverse = np.zeros(k.shape, dtype=np.float64)
+    digit, rest = 0.5, k.copy()
+    while rest.any():
+        inverse += digit * (rest & 1)
+        rest >>= 1
+        digit /= 2
+    values = lo + np.floor(inverse * span).astype(np.int64)
+    return Trace(values=values.astype(np.int16))
+
+
 def default_sources() -> dict[str, Source]:
     """Plausible signals for every sensor attribute of the mica sensor board."""
     return {

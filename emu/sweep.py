@@ -19,13 +19,17 @@ policy=naive|winavg|delta`` and ``qlen length=1..8``, sent before the query; uns
 firmware's defaults: snooping on, NAIVE, the longest queue), ``traces`` (a table of
 attribute = samples: every node reads the list, or node i row ``i % rows`` of a list of
 lists, one sample a read: emu/sources.py ``Trace``), ``series`` (true: the row keeps the
-first field's readings, delivered and true, in ``series``), and the network's
-(``NetworkConfig``): nodes, topology, platform, seed, lossless, spacing, radio_range,
-link_model, min_link_prob, asymmetry, battery_j, send_gap_ms. With ``battery_j``,
-``drain_s`` runs the network that much longer after the query's epochs and reports
-``lifetime_median_s``: the median over the motes (not the basestation, which is powered)
-of the virtual time since boot at which each went flat. A point never raises: a failure
-is its row's ``error``, and the sweep goes on.
+first field's readings, delivered and true, in ``series``), ``optimize`` (true: the
+planner's predicate order; false: the TinyDB tools', the reverse of the written order, to
+emulate a plan the planner would not pick), ``sensors`` (a table of attribute -> source:
+``{kind = "uniform"}`` for readings spread evenly over the ADC range, or ``constant``,
+``walk``, ``sine``, ``square``, ``burst`` with emu/sources.py's parameters; unnamed
+attributes keep the defaults), and the network's (``NetworkConfig``): nodes, topology,
+platform, seed, lossless, spacing, radio_range, link_model, min_link_prob, asymmetry,
+battery_j, send_gap_ms. With ``battery_j``, ``drain_s`` runs the network that much longer
+after the query's epochs and reports ``lifetime_median_s``: the median over the motes (not
+the basestation, which is powered) of the virtual time since boot at which each went flat.
+A point never raises: a failure is its row's ``error``, and the sweep goes on.
 
 A tuple query's row has ``held_rms``: the RMS error of the query's first field, each
 node's delivered readings put in epoch order and held until the next one, against every
@@ -74,7 +78,18 @@ RUN_DEFAULTS: dict[str, Any] = {
 #: Steps in which a drain run looks for flat batteries: its lifetimes' resolution.
 DRAIN_STEPS = 400
 COMMAND_KEYS = ("snoop", "policy", "qlen")
-KEYS = ("query", *RUN_DEFAULTS, *COMMAND_KEYS, "traces", "series", *NETWORK_KEYS)
+#: Keys with a default that is left out of the rows when unset (the planner's order, the
+#: default sources), so that specs without them keep their columns.
+OPTIONAL_KEYS = ("optimize", "sensors")
+KEYS = (
+    "query",
+    *RUN_DEFAULTS,
+    *COMMAND_KEYS,
+    "traces",
+    "series",
+    *OPTIONAL_KEYS,
+    *NETWORK_KEYS,
+)
 #: What every row reports besides its parameters (None where it does not apply).
 METRICS = (
     "error",
@@ -98,6 +113,8 @@ METRICS = (
     "lifetime_median_s",
     "held_rms",
     "series",
+    "sensing_j",
+    "samples",
 )
 
 
@@ -164,7 +181,7 @@ def _commands(point: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return commands
 
 
-def _sensors(point: Mapping[str, Any]) -> dict[str, Any]:
+def _trace_sources(point: Mapping[str, Any]) -> dict[str, Any]:
     """The point's ``traces`` as emulator sources: one sample a read, so the k-th reading
     a node takes is its row's k-th sample whatever the sample period."""
     import numpy as np
@@ -196,12 +213,13 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
     from motebase.gateway.accuracy import AggregateAccuracy, compare
 
     config = NetworkConfig(
-        **{k: point[k] for k in NETWORK_KEYS if k in point}, sensors=_sensors(point)
+        **{k: point[k] for k in NETWORK_KEYS if k in point},
+        sensors={**_sensor_sources(point), **_trace_sources(point)},
     )
     with Network(config) as net:
         experiment = run_experiment(
             net,
-            [QueryRun(str(point["query"]))],
+            [QueryRun(str(point["query"]), optimize=bool(point.get("optimize", True)))],
             epochs=int(point["epochs"]),
             warmup_ms=float(point["warmup_s"]) * 1000.0,
             adapt_rate=bool(point["adapt_rate"]),
@@ -209,6 +227,7 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
         )
         stats = [net.mote_stats(i) for i in range(net.n)]
         radio = {name: int(counts.sum()) for name, counts in net.counters().items()}
+        sensing_j = float(net.energy()["sensing"].sum())
         lifetime = _median_lifetime_s(net, str(point["query"]), float(point["drain_s"]))
     report = compare(result_records(experiment), truth_records(experiment))
     (query,) = report.queries.values()
@@ -235,6 +254,12 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
         "virtual_s": experiment.virtual_s,
         "accuracy": json.dumps(report.to_json(), sort_keys=True),
         "lifetime_median_s": lifetime,
+        # What the query's sampling cost (TODS 2005 §4.2): the sensors' joules (charged
+        # per sample, emu/csrc/hal_emu.c) and the firmware's own per-attribute sample
+        # counters, summed over the nodes (JSON: name -> count). Not per epoch: the
+        # firmware's epoch counter also counts a stopped query's draining epochs.
+        "sensing_j": sensing_j,
+        "samples": json.dumps(_samples_by_attribute(stats), sort_keys=True),
     }
     if isinstance(query, AggregateAccuracy):
         counts = [e.count_delivered for e in query.epochs if e.count_delivered is not None]
@@ -250,6 +275,44 @@ def _score(point: Mapping[str, Any]) -> dict[str, Any]:
                 {"field": field_name, "truth": truth, "delivered": delivered}, sort_keys=True
             )
     return scores
+
+
+def _sensor_sources(point: Mapping[str, Any]) -> dict[str, Any]:
+    """The point's ``sensors`` table as emu/sources.py sources (unknown kinds raise)."""
+    from motebase.emu import sources
+
+    kinds: dict[str, Any] = {
+        "uniform": sources.uniform,
+        "constant": sources.Constant,
+        "walk": sources.RandomWalk,
+        "sine": sources.Sine,
+        "square": sources.Square,
+        "burst": sources.Burst,
+    }
+    out: dict[str, Any] = {}
+    for attribute, table in dict(point.get("sensors") or {}).items():
+        params = dict(table)
+        kind = params.pop("kind", None)
+        if kind not in kinds:
+            raise SweepSpecError(
+                f"sensors.{attribute}: kind {kind!r}; choose from {', '.join(kinds)}"
+            )
+        out[attribute] = kinds[kind](**params)
+    return out
+
+
+def _samples_by_attribute(stats: list[dict[str, Any]]) -> dict[str, int]:
+    """Samples taken per catalog attribute over every node (the ones taken at all)."""
+    from motebase.emu.network import attr_id
+    from motebase.gateway.catalog import default_catalog
+
+    totals: dict[str, int] = {}
+    for attribute in default_catalog().attributes:
+        aid = attr_id(attribute)
+        count = sum(s["samples"][aid] for s in stats) if aid < len(stats[0]["samples"]) else 0
+        if count:
+            totals[attribute] = count
+    return totals
 
 
 def _median_lifetime_s(net: Any, sql: str, drain_s: float) -> float | None:

@@ -69,6 +69,7 @@ def sweep_schema(spec: SweepSpec, points: Sequence[dict[str, Any]]) -> StructTyp
         "rate_changes": LongType(),
         "accuracy": StringType(),
         "series": StringType(),
+        "samples": StringType(),
     }
     fields = [StructField("point", LongType(), False)]
     fields += [StructField(k, _column_type([p.get(k) for p in points])) for k in spec.keys]

@@ -135,3 +135,33 @@ def test_table5_paper_script_writes_its_table_and_fig13(tmp_path: Path) -> None:
         readings = report["delivered"][f"{policy}_accel"]["readings"]
         assert svg.count("<circle") == len(readings)  # one dot a delivered reading
     assert "| accel |" in done.stdout
+
+
+def test_plan_energy_paper_script_spares_the_second_sensor(tmp_path: Path) -> None:
+    """bench/papers/plan_energy.py at the grid's corners: where the first predicate never
+    passes, the second sensor is never sampled in emulation, and the emulated energy is the
+    model's; mag-first wins only where the accel predicate passes everything, and the
+    planner picks the winner."""
+    out = tmp_path / "plan_energy.json"
+    done = run_bench(
+        "papers/plan_energy.py",
+        *("--grid", "0", "1", "--nodes", "4", "--epochs", "3"),
+        *("--out", str(out), "--svg", str(tmp_path / "p.svg")),
+        timeout=300,
+        cwd=tmp_path,  # as above: not the checkout
+    )
+    report = json.loads(out.read_text())
+    cells = {(c["s_accel"], c["s_mag"]): c for c in report["cells"]}
+    for s_mag in (0.0, 1.0):
+        accel_first = cells[(0.0, s_mag)]["plans"]["accel_first"]
+        assert accel_first["samples"]["mag_x"] == 0 and accel_first["samples"]["accel_x"] > 0
+        assert accel_first["energy_uj"] == pytest.approx(4.8)
+    for s_accel in (0.0, 1.0):
+        mag_first = cells[(s_accel, 0.0)]["plans"]["mag_first"]
+        assert mag_first["samples"]["accel_x"] == 0
+    for cell in cells.values():
+        for plan in cell["plans"].values():
+            assert plan["energy_uj"] == pytest.approx(plan["model_uj"], rel=1e-6)
+    assert report["mag_first_wins_at"] == [[1.0, 0.0]]
+    assert report["planner_picks_the_emulated_winner"] is True
+    assert "| 0 | 0 | 4.8 / 4.8 |" in done.stdout

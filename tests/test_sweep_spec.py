@@ -152,3 +152,52 @@ def test_held_rms_holds_each_delivered_reading_until_the_next() -> None:
     # before the first delivered reading, the first is held
     assert held_rms({1: [(1, 4.0), (2, 6.0)]}, {1: [(2, 6.0)]}) == pytest.approx(math.sqrt(2.0))
     assert held_rms(truth, {}) is None
+
+
+# TODS 2005 §4.2 (bench/papers/plan_energy.py): a plan put on the wire in the tools' order,
+# sensors with a set pass rate, and what the sampling cost.
+def ordered(where: str, optimize: bool) -> dict[str, object]:
+    (point,) = parse_spec(
+        f"""
+query = "SELECT accel_x, mag_x FROM sensors WHERE {where} SAMPLE PERIOD 1024"
+epochs = 4
+nodes = 4
+lossless = true
+optimize = {str(optimize).lower()}
+sensors = {{ accel_x = {{ kind = "uniform" }}, mag_x = {{ kind = "uniform" }} }}
+"""
+    ).points()
+    return point
+
+
+def test_a_failing_first_predicate_spares_the_second_sensor() -> None:
+    """Accel first (the tools' order: the predicate written last runs first), and no
+    reading passes accel_x >= 1024: the magnetometer is never sampled, and the sensing
+    energy is the accelerometer's samples at 4.8 uJ each."""
+    row = run_point(ordered("mag_x >= 0 AND accel_x >= 1024", optimize=False))
+    assert row["error"] is None
+    samples = json.loads(row["samples"])
+    assert "mag_x" not in samples and samples["accel_x"] > 0
+    assert row["sensing_j"] == pytest.approx(samples["accel_x"] * 4.8e-6)
+
+
+def test_uniform_readings_pass_a_predicate_at_its_modelled_selectivity() -> None:
+    row = run_point(ordered("mag_x >= 0 AND accel_x >= 512", optimize=False))
+    samples = json.loads(row["samples"])
+    assert samples["mag_x"] / samples["accel_x"] == pytest.approx(0.5, abs=0.1)
+
+
+def test_the_optimiser_reorders_what_the_tools_order_would_not() -> None:
+    """mag_x >= 0 always passes, so the planner samples the accelerometer first whatever
+    the written order; optimize = false keeps the tools' order, here magnetometer first."""
+    where = "accel_x >= 1024 AND mag_x >= 0"
+    optimised = json.loads(run_point(ordered(where, optimize=True))["samples"])
+    tools = json.loads(run_point(ordered(where, optimize=False))["samples"])
+    assert "mag_x" not in optimised
+    assert tools["mag_x"] == tools["accel_x"] > 0
+
+
+def test_an_unknown_sensor_kind_is_the_points_error() -> None:
+    point = ordered("accel_x >= 0", optimize=True)
+    row = run_point({**point, "sensors": {"accel_x": {"kind": "tide"}}})
+    assert row["error"].startswith("SweepSpecError: sensors.accel_x: kind 'tide'")
