@@ -13,12 +13,16 @@ import importlib.util
 from pathlib import Path
 
 from setuptools.command.build_ext import build_ext
+from setuptools.errors import CCompilerError, CompileError, LinkError
 
 _HERE = Path(__file__).resolve().parent
 _BUILD_SCRIPTS = {
     "_motesim_build": _HERE / "build_ffi.py",
     "_fastlane_build": _HERE.parent / "gateway" / "protocol" / "fastlane_build.py",
 }
+
+
+_OPT_FLAGS = {"-flto=auto", "-fvisibility=hidden", "-fno-semantic-interposition"}
 
 
 def _load_ffibuilder(name: str):  # -> cffi.FFI, loaded from the build script at build time
@@ -43,3 +47,16 @@ class CffiBuildExt(build_ext):
             ext.optional = True
         self.distribution.ext_modules = exts
         super().finalize_options()
+
+    def build_extension(self, ext) -> None:
+        try:
+            super().build_extension(ext)
+        except (CCompilerError, CompileError, LinkError):
+            # A compiler that refuses the whole-extension optimization flags (emu/build_ffi.py,
+            # OPT_CFLAGS) still builds the extension, only slower.
+            plain = [f for f in ext.extra_compile_args if f not in _OPT_FLAGS]
+            if plain == ext.extra_compile_args and not ext.extra_link_args:
+                raise
+            ext.extra_compile_args = plain
+            ext.extra_link_args = []
+            super().build_extension(ext)
