@@ -443,6 +443,11 @@ static void sense(emu_medium *m, uint32_t node, uint64_t now_us)
     arm(m, node, poll);
 }
 
+int medium_on_air(const emu_medium *m, uint32_t node)
+{
+    return m->tx[node].phase == MEDIUM_ON_AIR;
+}
+
 void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us)
 {
     switch (m->tx[node].phase) {

@@ -176,6 +176,8 @@ double medium_prr(double sinr, uint32_t decoded_bytes);
 
 /* Queues `msg` at `node`; 0 if the node already has a send in progress. */
 int medium_send(emu_medium *m, uint32_t node, uint64_t now_us, const uint8_t *msg, uint8_t len);
+/* Whether the node's frame is on air (its radio timer is the frame's end). */
+int medium_on_air(const emu_medium *m, uint32_t node);
 /* The node's radio timer slot fired. */
 void medium_on_timer(emu_medium *m, uint32_t node, uint64_t now_us);
 void medium_set_listening(emu_medium *m, uint32_t node, int on);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bigmem.h"
 #include "bytefifo.h"
 #include "emu.h"
 #include "energy.h"
@@ -40,8 +41,10 @@ struct emu_net {
     emu_sensors sensors;
     emu_observations obs;
     bytefifo uart_out;
-    uint8_t *motes; /* n x mote_stride bytes */
+    uint8_t *motes; /* n x mote_stride bytes, in motes_mem */
+    bigmem motes_mem;
     size_t mote_stride;
+    size_t mote_hot; /* offset of the state's hot line (mote_layout.c), below mote_stride */
     emu_node *nodes;
     emu_rng *node_rng;
     uint8_t *alive;
@@ -65,6 +68,9 @@ static inline mote_state *emu_mote(emu_net *net, uint32_t node)
 {
     return (mote_state *)(void *)(net->motes + net->mote_stride * node);
 }
+
+/* mote_layout.c: offset of the firmware state's most read fields */
+size_t emu_mote_hot_offset(void);
 
 /* attrs.c: sampling costs of the firmware catalog */
 void emu_attrs_default_costs(emu_sensors *s);
