@@ -9,10 +9,19 @@
 #include "firmware/core/mote_state.h"
 #include "net_priv.h"
 
-/* The block of deadlines and flags (next_beacon_at .. am_group): alarms read it, and
- * so does every packet's dispatch (am_group). The state's first line (hal,
- * clock_offset: the clock) is fetched anyway. */
-size_t emu_mote_hot_offset(void)
+/*
+ * EMU_HOT_CONTROL: the deadlines and flags (next_beacon_at .. am_group) and the routing
+ * table after them: alarms read the deadlines, every packet's dispatch checks am_group
+ * and routing scans the neighbours. EMU_HOT_RUNS: the per-query epoch schedule, which
+ * an alarm walks. (The state's first line, hal and clock_offset, is fetched anyway.)
+ */
+void emu_mote_hot_range(int which, size_t *offset, size_t *len)
 {
-    return offsetof(mote_state, am_group);
+    if (which == EMU_HOT_CONTROL) {
+        *offset = offsetof(mote_state, next_beacon_at);
+        *len = offsetof(mote_state, srx) - *offset;
+    } else {
+        *offset = offsetof(mote_state, run);
+        *len = sizeof(((mote_state *)0)->run);
+    }
 }

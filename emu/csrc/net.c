@@ -24,17 +24,35 @@
 #define PREFETCH(p) ((void)(p))
 #endif
 
-/* A macro, not a function: GCC finds a function of prefetches alone free of side effects
- * (pure) and drops the calls before inlining them. */
-#define PREFETCH_NODE(net, node)                                                    \
+/* Macros, not functions: GCC finds a function of prefetches alone free of side effects
+ * (pure) and drops its calls before inlining them. */
+#define PREFETCH_RANGE(base, off, len)                                              \
+    do {                                                                            \
+        uint32_t at_;                                                               \
+        for (at_ = 0; at_ < (len); at_ += 64u)                                      \
+            PREFETCH((base) + (off) + at_);                                         \
+    } while (0)
+
+/* What a packet's receiver reads first: its state's first line and control block, its
+ * binding, meter and radio. */
+#define PREFETCH_RECEIVER(net, node)                                                \
     do {                                                                            \
         const uint8_t *mote_ = (net)->motes + (net)->mote_stride * (node);          \
         PREFETCH(mote_);                                                            \
-        PREFETCH(mote_ + (net)->mote_hot);                                          \
+        PREFETCH_RANGE(mote_, (net)->hot_off[EMU_HOT_CONTROL],                      \
+                       (net)->hot_len[EMU_HOT_CONTROL]);                            \
         PREFETCH(&(net)->nodes[node]);                                              \
         PREFETCH(&(net)->energy.meter[node]);                                       \
         PREFETCH(&(net)->medium.tx[node]);                                          \
         PREFETCH(&(net)->medium.rx[node]);                                          \
+    } while (0)
+
+/* ... and an alarm also walks the query runs. */
+#define PREFETCH_NODE(net, node)                                                    \
+    do {                                                                            \
+        PREFETCH_RECEIVER(net, node);                                               \
+        PREFETCH_RANGE((net)->motes + (net)->mote_stride * (node),                  \
+                       (net)->hot_off[EMU_HOT_RUNS], (net)->hot_len[EMU_HOT_RUNS]); \
     } while (0)
 
 /* The node of the earliest pending event, as a hint (n: none, or a fault). */
@@ -145,7 +163,17 @@ emu_net *emu_net_new(const emu_config *cfg)
     net->cfg = *cfg;
     net->platform = p;
     net->mote_stride = (mote_state_size() + MOTE_ALIGN - 1u) / MOTE_ALIGN * MOTE_ALIGN;
-    net->mote_hot = emu_mote_hot_offset() < mote_state_size() ? emu_mote_hot_offset() : 0;
+    for (i = 0; i < EMU_N_HOT; i++) {
+        size_t off, len;
+        emu_mote_hot_range((int)i, &off, &len);
+        /* the C tests' stub mote is smaller: no range outside the state */
+        if (off >= mote_state_size())
+            off = len = 0;
+        else if (len > mote_state_size() - off)
+            len = mote_state_size() - off;
+        net->hot_off[i] = (uint32_t)off;
+        net->hot_len[i] = (uint32_t)len;
+    }
     if (alloc_arrays(net) || evq_init(&net->q, 2u * n + cfg->max_faults) ||
         medium_init(&net->medium, n, p, cfg->lossless != 0, cfg->seed, &net->q, n) ||
         energy_init(&net->energy, n, p, cfg->tx_a, cfg->battery_j) ||
@@ -287,7 +315,7 @@ void emu_net_run_until(emu_net *net, uint64_t t_us)
                 const emu_medium *m = &net->medium;
                 uint32_t e;
                 for (e = m->row[slot - n]; e < m->row[slot - n + 1u]; e++)
-                    PREFETCH_NODE(net, m->dst[e]);
+                    PREFETCH_RECEIVER(net, m->dst[e]);
             }
             check_battery(net, slot - n);
             if (net->alive[slot - n])

@@ -29,6 +29,10 @@ typedef struct emu_node {
     uint64_t send_ok_us;    /* emu_config.send_gap_us: no frame is taken before this */
 } emu_node;
 
+/* mote_layout.c: where the firmware state's most read fields lie */
+enum { EMU_HOT_CONTROL = 0, EMU_HOT_RUNS = 1, EMU_N_HOT = 2 };
+void emu_mote_hot_range(int which, size_t *offset, size_t *len);
+
 struct emu_net {
     emu_config cfg;
     const emu_platform *platform;
@@ -44,7 +48,9 @@ struct emu_net {
     uint8_t *motes; /* n x mote_stride bytes, in motes_mem */
     bigmem motes_mem;
     size_t mote_stride;
-    size_t mote_hot; /* offset of the state's hot line (mote_layout.c), below mote_stride */
+    /* lines of each mote's state to prefetch (mote_layout.c), within mote_state_size() */
+    uint32_t hot_off[EMU_N_HOT];
+    uint32_t hot_len[EMU_N_HOT];
     emu_node *nodes;
     emu_rng *node_rng;
     uint8_t *alive;
@@ -69,8 +75,6 @@ static inline mote_state *emu_mote(emu_net *net, uint32_t node)
     return (mote_state *)(void *)(net->motes + net->mote_stride * node);
 }
 
-/* mote_layout.c: offset of the firmware state's most read fields */
-size_t emu_mote_hot_offset(void);
 
 /* attrs.c: sampling costs of the firmware catalog */
 void emu_attrs_default_costs(emu_sensors *s);
