@@ -354,6 +354,11 @@ class Network:
     def events(self) -> int:
         return int(lib.emu_net_events(self._net))
 
+    @property
+    def alarm_events(self) -> int:
+        """Of :attr:`events`, the firmware's alarms (the rest: radio timers, faults)."""
+        return int(lib.emu_net_alarm_events(self._net))
+
     def run_until(self, t_ms: float) -> None:
         with self._lock:
             lib.emu_net_run_until(self._net, round(t_ms * 1000))

@@ -180,3 +180,12 @@ def test_lossless_ignores_the_sinr_model() -> None:
     b = Network(NetworkConfig(nodes=16, lossless=True, link_model="logistic"))
     assert not a.sinr
     assert np.array_equal(a.links.dst, b.links.dst) and np.array_equal(a.links.prob, b.links.prob)
+
+
+def test_alarm_events_are_the_firmware_share_of_events() -> None:
+    with Network(NetworkConfig(nodes=9, seed=1)) as net:
+        net.run_for(20_000)
+        sent = int(net.counters()["sent"].sum())
+        # the others are radio timers: at least the carrier sense that starts each frame
+        assert sent > 0
+        assert 0 < net.alarm_events <= net.events - sent

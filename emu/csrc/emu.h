@@ -72,6 +72,8 @@ void emu_net_boot(emu_net *net);
 void emu_net_run_until(emu_net *net, uint64_t t_us);
 uint64_t emu_net_now_us(const emu_net *net);
 uint64_t emu_net_events(const emu_net *net);
+/* Of those, the firmware alarms fired (the rest: radio timers and faults). */
+uint64_t emu_net_alarm_events(const emu_net *net);
 
 /* Root UART: bytes the root sent since the last read / bytes for the root. */
 uint32_t emu_net_uart_read(emu_net *net, uint8_t *out, uint32_t max);

@@ -306,6 +306,7 @@ void emu_net_run_until(emu_net *net, uint64_t t_us)
         if (ahead < n)
             PREFETCH_NODE(net, ahead);
         if (slot < n) {
+            net->alarm_events++;
             check_battery(net, slot);
             if (net->alive[slot])
                 mote_on_alarm(emu_mote(net, slot));
@@ -330,6 +331,7 @@ void emu_net_run_until(emu_net *net, uint64_t t_us)
 
 uint64_t emu_net_now_us(const emu_net *net) { return net->now_us; }
 uint64_t emu_net_events(const emu_net *net) { return net->events; }
+uint64_t emu_net_alarm_events(const emu_net *net) { return net->alarm_events; }
 
 uint32_t emu_net_uart_read(emu_net *net, uint8_t *out, uint32_t max)
 {

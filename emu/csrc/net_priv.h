@@ -39,6 +39,7 @@ struct emu_net {
     uint64_t now_us;
     uint32_t now_ms; /* now_us / 1000 mod 2^32: the firmware's clock, read very often */
     uint64_t events;
+    uint64_t alarm_events;
     evq q;
     emu_medium medium;
     emu_energy energy;
