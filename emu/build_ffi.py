@@ -42,15 +42,21 @@ CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-functio
 # Whole-extension optimization; BUILD_EXT retries without these where a compiler refuses them.
 OPT_CFLAGS = ["-flto=auto", "-fvisibility=hidden", "-fno-semantic-interposition"]
 OPT_LDFLAGS = ["-O2", "-flto=auto", "-fvisibility=hidden"]
-# A short emulation that exercises the hot paths of both radio models and both query kinds,
-# run by an instrumented build loaded in place of the extension (as tests/test_memory_profile.py).
-PGO_TRAINING = """
+# The start of a script (python -c SCRIPT LIBRARY) that runs with the extension built at
+# LIBRARY loaded in place of the installed one (tests/test_memory_profile.py uses it too).
+WITH_BUILT_EXTENSION = """
 import importlib.machinery, importlib.util, sys
 loader = importlib.machinery.ExtensionFileLoader("motebase.emu._motesim", sys.argv[1])
 spec = importlib.util.spec_from_loader("motebase.emu._motesim", loader)
 module = importlib.util.module_from_spec(spec)
 loader.exec_module(module)
 sys.modules["motebase.emu._motesim"] = module
+"""
+# A short emulation that exercises the hot paths of both radio models and both query kinds,
+# run by an instrumented build.
+PGO_TRAINING = (
+    WITH_BUILT_EXTENSION
+    + """
 from motebase.emu.network import Network, NetworkConfig
 from motebase.emu.queries import query_frames
 for model, nodes, sql in (
@@ -67,6 +73,7 @@ for model, nodes, sql in (
     net.uart_read()
     net.close()
 """
+)
 PROFILES = {"host": [], "avr": [("MOTE_PROFILE_AVR", None)]}
 
 

@@ -26,13 +26,10 @@ assert _SPEC is not None and _SPEC.loader is not None
 build_ffi = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(build_ffi)
 
-RUN_WITH_BUILD = """
-import importlib.machinery, importlib.util, json, sys
-loader = importlib.machinery.ExtensionFileLoader("motebase.emu._motesim", sys.argv[1])
-spec = importlib.util.spec_from_loader("motebase.emu._motesim", loader)
-module = importlib.util.module_from_spec(spec)
-loader.exec_module(module)
-sys.modules["motebase.emu._motesim"] = module
+RUN_WITH_BUILD = (
+    build_ffi.WITH_BUILT_EXTENSION
+    + """
+import json
 from motebase.emu.experiment import QueryRun, run_experiment
 from motebase.emu.network import Network, NetworkConfig, memory_profile
 COUNT = "SELECT COUNT(*) FROM sensors EPOCH DURATION 2048"
@@ -44,6 +41,7 @@ print(json.dumps({
     "counts": [row.columns["COUNT(*)"] for row in ex.outcomes[0].rows],
 }))
 """
+)
 
 
 def test_the_installed_emulator_is_the_host_profile() -> None:

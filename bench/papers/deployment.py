@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from paper import sweep_rows
 from ratios import write_report
 from svgplot import Axes, save
 
@@ -197,14 +198,7 @@ def main() -> None:
     parser.add_argument("--svg", type=Path, default=FIGURE)
     args = parser.parse_args()
 
-    from motebase.spark.session import build_session
-    from motebase.spark.sweep import run_points
-
-    spark = build_session(args.master, app_name="motebase-deployment")
-    try:
-        rows = run_points(spark, spec(args.epochs, args.seeds).points())
-    finally:
-        spark.stop()
+    rows = sweep_rows(spec(args.epochs, args.seeds).points(), args.master, "deployment")
     result = summarize(rows)
     settings = {"query": QUERY, "epochs": args.epochs, "seeds": args.seeds, **NETWORK}
     write_report(args.out, {**settings, **result})

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from paper import sweep_rows
 from ratios import write_report
 
 from motebase.emu.sweep import SweepSpec
@@ -120,15 +121,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
 
-    from motebase.spark.session import build_session
-    from motebase.spark.sweep import run_points
-
     the_spec = spec(args.weeks, args.nodes, args.seeds, args.scale)
-    spark = build_session(args.master, app_name="motebase-lifetime")
-    try:
-        rows = run_points(spark, the_spec.points())
-    finally:
-        spark.stop()
+    rows = sweep_rows(the_spec.points(), args.master, "lifetime")
     cases = summarize(rows, args.weeks, the_spec.grid["query"], args.scale)
     report: dict[str, Any] = {
         "query": QUERY,

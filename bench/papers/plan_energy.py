@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from paper import sweep_rows
 from ratios import write_report
 from svgplot import Axes, save
 
@@ -259,15 +260,8 @@ def main() -> None:
     parser.add_argument("--svg", type=Path, default=SVG)
     args = parser.parse_args()
 
-    from motebase.spark.session import build_session
-    from motebase.spark.sweep import run_points
-
     sweep = spec(list(points(args.grid)), args.nodes, args.epochs, args.seeds)
-    spark = build_session(args.master, app_name="motebase-plan-energy")
-    try:
-        rows = run_points(spark, sweep.points())
-    finally:
-        spark.stop()
+    rows = sweep_rows(sweep.points(), args.master, "plan-energy")
     result = summarize(rows, args.grid)
     header = {"nodes": args.nodes, "epochs": args.epochs, "seeds": args.seeds}
     write_report(args.out, {**header, "period_ms": PERIOD_MS, **result})

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from paper import sweep_rows
 from ratios import write_report
 from svgplot import Axes, save
 
@@ -228,14 +229,8 @@ def main() -> None:
     periods = [int(p) for p in args.periods.split(",")]
     radios = args.radios.split(",")
 
-    from motebase.spark.session import build_session
-    from motebase.spark.sweep import run_points
-
-    spark = build_session(args.master, app_name="motebase-rate-falloff")
-    try:
-        rows = run_points(spark, points(periods, radios, args.seeds, args.window_s))
-    finally:
-        spark.stop()
+    the_points = points(periods, radios, args.seeds, args.window_s)
+    rows = sweep_rows(the_points, args.master, "rate-falloff")
     result = summarize(rows)
     settings = {"window_s": args.window_s, "seeds": args.seeds, "widths": WIDTHS, **CLUSTER}
     write_report(args.out, {**settings, **result})

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from paper import sweep_rows
 from ratios import write_report
 
 from motebase.emu.sweep import SweepSpec
@@ -91,15 +92,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
 
-    from motebase.spark.session import build_session
-    from motebase.spark.sweep import run_points
-
     points = spec(args.nodes, args.epochs, args.seeds).points()
-    spark = build_session(args.master, app_name="motebase-snooping")
-    try:
-        rows = run_points(spark, points)
-    finally:
-        spark.stop()
+    rows = sweep_rows(points, args.master, "snooping")
     result = summarize(rows)
     write_report(args.out, {"nodes": args.nodes, "epochs": args.epochs, "query": QUERY, **result})
     print(table(result))

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from paper import sweep_rows
 from ratios import write_report
 from svgplot import Axes, save
 
@@ -195,15 +196,8 @@ def main() -> None:
     parser.add_argument("--figures", type=Path, default=FIGURES)
     args = parser.parse_args()
 
-    from motebase.spark.session import build_session
-    from motebase.spark.sweep import run_points
-
     points = [p for s in specs(args.samples) for p in s.points()]
-    spark = build_session(args.master, app_name="motebase-table5")
-    try:
-        rows = run_points(spark, points)
-    finally:
-        spark.stop()
+    rows = sweep_rows(points, args.master, "table5")
     result = summarize(rows)
     for policy in ("delta", "winavg"):
         got = result["delivered"][f"{policy}_{FIGURED}"]["readings"]
