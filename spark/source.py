@@ -13,7 +13,7 @@ Options (names are case-insensitive, as Spark's are; spark/README.md has the tab
 ``path`` (the log directory, required; ``.load(LOG_DIR)`` sets it), ``table`` (default
 ``readings``), ``query_id`` (only that query's rows; for ``readings`` also only its
 attributes, else the union of all queries' attributes in the log when the query starts),
-``recordsPerPartition`` (the smallest offset range one Spark task reads, default 50000).
+``recordsPerPartition`` (the smallest offset range one Spark task reads, default 250000).
 A missing or invalid option, or an unknown one, is a :class:`MotebaseOptionError` when
 the source is created, that is at ``load()`` on the driver, before any task runs.
 Readers run in Python workers: on a cluster the log directory must be on a filesystem
@@ -57,8 +57,10 @@ from motebase.spark.schemas import (
 
 Row = tuple[Any, ...]
 
-#: A Python task costs a worker round trip; below this many records one task is cheaper.
-DEFAULT_RECORDS_PER_PARTITION = 50_000
+#: A Python task costs a worker round trip, and a Parquet sink one file per task; below
+#: this many records one task is cheaper. 250,000 rather than 50,000: a 10^6-row log
+#: then costs ~20 % less CPU in local[2] (4 tasks rather than 16; issue 14).
+DEFAULT_RECORDS_PER_PARTITION = 250_000
 
 
 class LogBehindCheckpointError(Exception):
