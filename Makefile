@@ -69,6 +69,7 @@ bench: $(BIN)/mote
 	$(BIN)/python bench/emulator.py
 	$(BIN)/python bench/gateway_decode.py
 	$(BIN)/python bench/spark_ingest.py
+	$(BIN)/python bench/spark_latency.py
 	$(BIN)/python bench/issue10.py
 
 # The TinyDB paper's experiments rerun (docs/papers.md; bench/results/<name>.json), each

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 from pathlib import Path
@@ -24,12 +25,17 @@ def median_ratio(measured: list[float], baseline: list[float]) -> float:
     return round(statistics.median(baseline) / statistics.median(measured), 4)
 
 
-def arguments(doc: str, size: str, default: int, results: Path) -> argparse.Namespace:
-    """``--SIZE N --repeat K --out PATH``, as every benchmark takes them."""
+def arguments(
+    doc: str, size: str, default: int, results: Path, cases: str | None = None
+) -> argparse.Namespace:
+    """``--SIZE N --repeat K --out PATH``, as every benchmark takes them; ``--cases A,B``
+    (default ``cases``) where a benchmark can run some of its cases only."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument(f"--{size}", type=int, default=default)
     parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each")
     parser.add_argument("--out", type=Path, default=results)
+    if cases is not None:
+        parser.add_argument("--cases", default=cases, help="comma-separated, in run order")
     return parser.parse_args()
 
 
@@ -38,3 +44,29 @@ def write_report(out: Path, report: dict[str, Any]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
+
+
+def children_cpu_s() -> float:
+    """CPU seconds used so far by this process's descendants (Spark's JVM, its Python
+    workers), those alive and those they reaped; 0.0 where /proc is not there.
+
+    On a shared machine a run's wall time depends on what else runs; the CPU time it
+    needs does much less, so a benchmark reports both."""
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue  # gone since the listing
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parents[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = sum(int(x) for x in fields[11:15]) / tick  # u, s, cu, cs
+    tree, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - tree
+        tree |= frontier
+    return sum(used[pid] for pid in tree)

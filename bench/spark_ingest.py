@@ -19,11 +19,12 @@ The Spark session starts once, before the first run; its start is not timed.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
 
-from ratios import arguments, median_ratio, rates, write_report
+from ratios import arguments, children_cpu_s, median_ratio, rates, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "spark_ingest.json"
@@ -123,18 +124,22 @@ def main() -> None:
     spark = build_session("local[2]", app_name="motebase-bench-ingest")
     spark.sparkContext.setLogLevel("ERROR")
     times: dict[str, list[float]] = {"motebase": [], "plain": []}
+    cpu: dict[str, list[float]] = {"motebase": [], "plain": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             log_dir, json_path = work / "log", work / "readings.jsonl"
             write_inputs(args.rows, log_dir, json_path)
             for run in range(args.repeat):
-                out = work / f"motebase-{run}"
-                times["motebase"].append(run_motebase(spark, log_dir, out))
-                assert parquet_rows(spark, out) == args.rows
-                out = work / f"plain-{run}"
-                times["plain"].append(run_plain(spark, json_path, out))
-                assert parquet_rows(spark, out) == args.rows
+                for name, runner, source in (
+                    ("motebase", run_motebase, log_dir),
+                    ("plain", run_plain, json_path),
+                ):
+                    out = work / f"{name}-{run}"
+                    used = children_cpu_s()
+                    times[name].append(runner(spark, source, out))
+                    cpu[name].append(children_cpu_s() - used)
+                    assert parquet_rows(spark, out) == args.rows
     finally:
         spark.stop()
     report = {
@@ -144,6 +149,12 @@ def main() -> None:
         "motebase": rates(args.rows, times["motebase"], "rows"),
         "plain_json": rates(args.rows, times["plain"], "rows"),
         "motebase_over_plain_median": median_ratio(times["motebase"], times["plain"]),
+        # CPU seconds of Spark's processes (JVM, Python workers) per run: what a run
+        # costs whatever else the machine runs.
+        "motebase_cpu_s": [round(c, 2) for c in cpu["motebase"]],
+        "plain_cpu_s": [round(c, 2) for c in cpu["plain"]],
+        "motebase_over_plain_cpu_median": median_ratio(cpu["motebase"], cpu["plain"]),
+        "load_average_1m": round(os.getloadavg()[0], 2),
     }
     write_report(args.out, report)
 

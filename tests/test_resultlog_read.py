@@ -163,3 +163,36 @@ def test_a_segment_missing_between_regular_ones_fails_the_read_where_the_walk_do
     assert (records, error) == walked(log, 0, None, None)
     assert [o for o, _ in records] == list(range(segments[2].first_offset))
     assert error is not None and "missing segment file" in error
+
+
+def test_a_line_check_line_takes_but_the_bulk_check_does_not_is_read_by_the_walk(
+    tmp_path: Path,
+) -> None:
+    # The bulk check is stricter than check_line (it matches encode_record's spelling):
+    # a line with an upper-case CRC passes check_line, so the segment is the walk's, and
+    # reads the same.
+    with ResultLog(tmp_path, segment_bytes=300) as log:
+        log.append_batch([{"kind": "reading", "n": n} for n in range(30)])
+    segment = list_segments(tmp_path)[1].path
+    lines = segment.read_bytes().split(b"\n")
+    head, length, crc, payload = lines[1].split(b" ", 3)
+    lines[1] = b" ".join([head, length, crc.upper(), payload])
+    segment.write_bytes(b"\n".join(lines))
+    log = ResultLog(tmp_path)
+    assert read(log, 0, None, None) == walked(log, 0, None, None)
+    assert [record["n"] for _, record in log.read()] == list(range(30))
+
+
+def test_read_payloads_chunks_hold_what_read_parses(tmp_path: Path) -> None:
+    with ResultLog(tmp_path, segment_bytes=500) as log:
+        log.append_batch([{"kind": KINDS[n % 3], "n": n} for n in range(100)])
+    log = ResultLog(tmp_path)
+    for kind in (None, *KINDS):
+        chunked = [
+            (offset, json.loads(payload))
+            for offsets, payloads in log.read_payloads(7, 93, kind)
+            for offset, payload in zip(offsets, payloads, strict=True)
+        ]
+        assert [item for item in chunked if kind is None or item[1]["kind"] == kind] == list(
+            log.read(7, 93, kind)
+        )

@@ -21,6 +21,19 @@ def test_ingest_bench_writes_its_report(tmp_path: Path) -> None:
     assert report["plain_json"]["median_rows_per_s"] > 0
 
 
+def test_latency_bench_writes_its_report(tmp_path: Path) -> None:
+    """bench/spark_latency.py at a tiny size: every row appended in each case becomes
+    visible in Parquet (the script checks it) and has a latency."""
+    out = tmp_path / "sl.json"
+    run_bench("spark_latency.py", "--seconds", "3", "--repeat", "1", "--out", str(out), timeout=400)
+    report = json.loads(out.read_text())
+    assert (report["rows_per_s"], report["master"]) == (50, "local[2]")
+    for case in ("pipeline", "readings", "plain"):
+        assert report[case]["all"]["rows"] == 150
+        assert 0 < report[case]["warm"]["rows"] <= 150
+        assert report[case]["all"]["p50_s"] > 0
+
+
 def test_snooping_paper_script_writes_its_table(tmp_path: Path) -> None:
     """bench/papers/snooping.py at a tiny size: every case of the table, from points run
     as Spark tasks; snooping never adds messages, and only it suppresses records."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -36,6 +37,7 @@ from motebase.gateway.protocol.result import WireType
 from motebase.gateway.resultlog import ResultLog, segment_name
 from motebase.spark.pipeline import PipelineConfig, read_log, start_parquet_sink, with_date
 from motebase.spark.schemas import Attribute, arrow_schema, readings_schema
+from motebase.spark.source import _python_table, _ReadingParser
 
 pytestmark = pytest.mark.spark
 spark_session = spark_fixtures.spark_session  # the one SparkSession of the test session
@@ -452,3 +454,53 @@ def test_every_column_type_a_readings_schema_can_have_has_an_arrow_type() -> Non
     arrow = arrow_schema(schema)
     assert arrow.names == schema.names
     assert arrow.field("epoch_time").type == pa.timestamp("us", tz="UTC")
+
+
+def _parsed_both_ways(
+    attributes: list[Attribute], records: list[dict], query_id: int | None = None
+) -> tuple[pa.Table, pa.Table]:
+    """The readings of ``records`` through pyarrow's JSON reader and the Python way."""
+    parser = _ReadingParser(readings_schema(attributes), query_id)
+    offsets = list(range(100, 100 + len(records)))
+    payloads = [json.dumps(r, separators=(",", ":")).encode() for r in records]
+    arrow = parser._table(offsets, payloads)
+    assert arrow is not None
+    python = _python_table(parser.arrow, parser._python_records(offsets, payloads))
+    return arrow, python
+
+
+def test_readings_parsed_by_pyarrow_are_the_rows_the_python_way_gives() -> None:
+    attributes = [
+        Attribute("nodeid", WireType.UINTTWO),
+        Attribute("light", WireType.INTTWO),
+        Attribute("name", WireType.STRING),
+        Attribute("blob", WireType.BYTES),
+        Attribute("big", WireType.UINTFOUR),
+    ]
+    records = [
+        {**reading_record(epoch, node), "query_id": 3 + node % 2}
+        for epoch in range(1, 4)
+        for node in range(1, 6)
+    ]
+    records[0]["values"] = {"nodeid": 1, "light": -7, "name": "a b", "blob": "00ff", "big": 1 << 31}
+    records[1]["values"] = {}  # every attribute null
+    records[2]["epoch_time"] = 1_700_000_000  # an integral time, logged as an int
+    records[3]["receive_time"] = 1_700_000_000.0000005  # rounds half to even, as datetime
+    records.insert(4, aggregate_record(1))
+    records.insert(6, query_record())
+    for query_id in (None, 3, 4):
+        arrow, python = _parsed_both_ways(attributes, records, query_id)
+        assert arrow.num_rows == python.num_rows > 0
+        assert arrow.equals(python)
+
+
+def test_a_reading_pyarrow_cannot_parse_fails_as_it_did_the_python_way() -> None:
+    # A value outside its column's type: pyarrow refuses the chunk, and the Python way
+    # raises what a read of it always raised.
+    schema = readings_schema([Attribute("light", WireType.INTTWO)])
+    parser = _ReadingParser(schema, None)
+    record = {**reading_record(1, 1), "values": {"light": 1 << 20}}
+    payloads = [json.dumps(record).encode()]
+    assert parser._table([0], payloads) is None
+    with pytest.raises(pa.ArrowInvalid):
+        list(parser.batches(([0], payloads)))
