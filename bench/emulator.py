@@ -82,7 +82,10 @@ def start_query(net, case: Case) -> tuple[int, int]:
         net.run_for(EPOCH_MS)
         sampling = int((samples > before).sum())
         most, since_growth = (sampling, 0) if sampling > most else (most, since_growth + 1)
-        if since_growth >= PLATEAU_EPOCHS:
+        # A plateau only once some node samples: on a deep tree the root's first epoch
+        # waits for the query to cross every level, and epochs of no growth from zero
+        # started the timing there (10,000 nodes: 0 sampling after 5 epochs).
+        if most and since_growth >= PLATEAU_EPOCHS:
             return epoch, most
     return case.max_warmup_epochs, most
 
