@@ -206,18 +206,25 @@ void qmsg_receive(mote_state *st, const uint8_t *msg, uint8_t len)
 }
 
 
-uint8_t qmsg_set_rate(mote_state *st, uint8_t qid, int16_t units)
+/* A RATE part: query qid's new epoch length, in 10-ms units. */
+static void rate_message(uint8_t msg[QMSG_LEN], uint8_t qid, int16_t units)
 {
-    uint8_t msg[QMSG_LEN], i, slot = qtable_find(&st->queries, qid);
-    if (st->id != MOTE_ROOT_ID || slot == QUERY_SLOTS || units <= 0 ||
-        st->queries.slot[slot].status != QUERY_RUNNING)
-        return 0;
+    uint8_t i;
     for (i = 0; i < QMSG_LEN; i++)
         msg[i] = 0;
     msg[QMSG_QID] = qid;
-    le16_put(msg + QMSG_FWD_NODE, TOS_UART_ADDR);
     msg[QMSG_MSG_TYPE] = QMSG_RATE;
     le16_put(msg + QMSG_EPOCH, (uint16_t)units);
+}
+
+uint8_t qmsg_set_rate(mote_state *st, uint8_t qid, int16_t units)
+{
+    uint8_t msg[QMSG_LEN], slot = qtable_find(&st->queries, qid);
+    if (st->id != MOTE_ROOT_ID || slot == QUERY_SLOTS || units <= 0 ||
+        st->queries.slot[slot].status != QUERY_RUNNING)
+        return 0;
+    rate_message(msg, qid, units);
+    le16_put(msg + QMSG_FWD_NODE, TOS_UART_ADDR);
     qmsg_receive(st, msg, QMSG_LEN);
     return 1;
 }
@@ -232,13 +239,9 @@ uint8_t qmsg_set_rate(mote_state *st, uint8_t qid, int16_t units)
  */
 void qmsg_tell_rate(mote_state *st, uint8_t slot)
 {
-    uint8_t msg[QMSG_LEN], i;
+    uint8_t msg[QMSG_LEN];
     if (st->ctl_count)
         return;
-    for (i = 0; i < QMSG_LEN; i++)
-        msg[i] = 0;
-    msg[QMSG_QID] = st->queries.slot[slot].qid;
-    msg[QMSG_MSG_TYPE] = QMSG_RATE;
-    le16_put(msg + QMSG_EPOCH, (uint16_t)st->queries.slot[slot].epoch_units);
+    rate_message(msg, st->queries.slot[slot].qid, st->queries.slot[slot].epoch_units);
     forward_query(st, msg, slot);
 }

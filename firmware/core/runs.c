@@ -182,10 +182,11 @@ static void schedule_epoch(mote_state *st, uint8_t slot, uint8_t children_slot)
  * Aggregates only: tuples carry their epoch and their relays listen all along, and an
  * earlier wake-up moved the sampling (SELECT 100 @8 s on `sinr` .945 -> .93).
  */
-static uint8_t children_slot(const query_run *run, uint8_t was)
+static uint8_t children_slot(const query *q, const query_run *run, uint8_t was)
 {
     uint8_t next = (uint8_t)(run->slot_depth + 1u);
-    return was >= next && was != SCHED_UNROUTED_SLOT && run->slot_depth != SCHED_UNROUTED_SLOT
+    return q->has_agg && was >= next && was != SCHED_UNROUTED_SLOT &&
+                   run->slot_depth != SCHED_UNROUTED_SLOT
                ? (uint8_t)(was + 1u)
                : next;
 }
@@ -218,7 +219,7 @@ static void plan_epoch(mote_state *st, uint8_t slot, uint32_t after)
         label--;
     run->label = label;
     run->epoch_start = sched_label_start(q->epoch_base, run->epoch_ms, label);
-    schedule_epoch(st, slot, q->has_agg ? children_slot(run, was) : (uint8_t)(run->slot_depth + 1u));
+    schedule_epoch(st, slot, children_slot(q, run, was));
 }
 
 static void next_epoch(mote_state *st, uint8_t slot)

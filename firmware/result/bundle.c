@@ -2,11 +2,18 @@
 
 #include "../net/le16.h"
 
+/* The header of a result's data part: a tuple's (qid, numFields, notNull) or a
+ * record's (groupNo, exprIdx). */
+static uint8_t data_header_len(uint8_t type)
+{
+    return type == QR_TUPLE ? QR_TUPLE_HEADER : QR_RECORD_HEADER;
+}
+
 /* The data part's length without its trailing zeros (the receiver zero-fills), at
  * least its header. */
 static uint8_t data_len(const uint8_t qr[QR_LEN])
 {
-    uint8_t n = QR_DATA_LEN, least = qr[QR_OFF_TYPE] == QR_TUPLE ? QR_TUPLE_HEADER : QR_RECORD_HEADER;
+    uint8_t n = QR_DATA_LEN, least = data_header_len(qr[QR_OFF_TYPE]);
     while (n > least && qr[QR_DATA + n - 1u] == 0)
         n--;
     return n;
@@ -121,7 +128,7 @@ uint8_t bundle_get(const uint8_t *in, uint8_t len, uint8_t qr[QR_LEN], uint16_t 
     type = in[BUNDLE_ITEM_HEADER + QR_OFF_TYPE];
     head = head_len(type);
     if ((type != QR_TUPLE && type != QR_AGG_RECORD) ||
-        n < head + (type == QR_TUPLE ? QR_TUPLE_HEADER : QR_RECORD_HEADER) ||
+        n < head + data_header_len(type) ||
         n > head + QR_DATA_LEN)
         return 0;
     *origin = le16_get(in);
