@@ -235,13 +235,14 @@ def test_command_status_request_event_route_uart() -> None:
         "entries": [{"id": 1, "receiveEst": 200}, {"id": 2, "receiveEst": 150}],
         "motebase": None,  # a MintRoute beacon
     }
-    # a motebase mote's beacon: the same, the deepest depth below it (5), and whether it
-    # lists every neighbour it hears (yes)
-    motebase = bytes.fromhex("fffffa7d160400040002000201000a00020100c80200966d620501")
+    # a motebase mote's beacon: the same, the deepest depth below it (5), whether it
+    # lists every neighbour it hears (yes) and its route generation (0x0102)
+    motebase = bytes.fromhex("fffffa7d180400040002000201000a00020100c80200966d6205010201")
     assert decode_packet(motebase).body["motebase"] == {
         "magic": b"mb",
         "deepest": 5,
         "all_listed": True,
+        "generation": 0x0102,
     }
     uart = bytes.fromhex("7e00017d08") + b"hi there"
     assert decode_packet(uart).body == {"text": "hi there"}

@@ -319,7 +319,12 @@ def test_event_roundtrip(msg: dict[str, Any]) -> None:
             "entries": st.lists(st.fixed_dictionaries({"id": u16, "receiveEst": u8}), max_size=10),
             "motebase": st.none()
             | st.fixed_dictionaries(
-                {"magic": st.just(b"mb"), "deepest": u8, "all_listed": st.booleans()}
+                {
+                    "magic": st.just(b"mb"),
+                    "deepest": u8,
+                    "all_listed": st.booleans(),
+                    "generation": u16,
+                }
             ),
         }
     )

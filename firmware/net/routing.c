@@ -99,9 +99,35 @@ static uint8_t routes_to_root(const routing_neighbor *n)
     return n->depth < ROUTING_MAX_DEPTH && !is_lost(n) && !(n->flags & ROUTING_NB_CHILD);
 }
 
-static uint8_t is_candidate(const routing_neighbor *n)
+/*
+ * Route generations (routing.h, Loops): the root counts its beacons, every node carries
+ * its parent's count in its own. Compared modulo 2^16; 0 is "none yet" (the root
+ * skips it), which any generation is newer than.
+ */
+static uint8_t gen_newer(uint16_t a, uint16_t b)
 {
-    return routes_to_root(n) && n->quality >= ROUTING_QUALITY_MIN;
+    uint16_t d = (uint16_t)(a - b);
+    return b == 0u ? a != 0u : d != 0u && d < 0x8000u;
+}
+
+/* n's path carries root news we have not had: it cannot be routing through us. */
+static uint8_t fresher(const routing *rt, const routing_neighbor *n)
+{
+    return (n->flags & ROUTING_NB_GEN) && gen_newer(n->gen, rt->gen);
+}
+
+/* n's path lags ours by more than ROUTING_GEN_SLACK: taking it would leave our generation
+ * ahead of our parent's, and a node that had ours from us could then look fresher to the
+ * parent than it is. */
+static uint8_t staler(const routing *rt, const routing_neighbor *n)
+{
+    return (n->flags & ROUTING_NB_GEN) && rt->gen != 0u &&
+           gen_newer(rt->gen, (uint16_t)(n->gen + ROUTING_GEN_SLACK));
+}
+
+static uint8_t is_candidate(const routing *rt, const routing_neighbor *n)
+{
+    return routes_to_root(n) && n->quality >= ROUTING_QUALITY_MIN && !staler(rt, n);
 }
 
 /* Sends to n that would be acknowledged, 0..255, as far as what we hear of n tells:
@@ -411,6 +437,8 @@ static void set_parent(routing *rt, uint8_t slot)
         rt->settled = 0;
     }
     rt->depth = (uint8_t)(rt->nb[slot].depth + 1u);
+    if (fresher(rt, &rt->nb[slot]))
+        rt->gen = rt->nb[slot].gen;
     cost = path_cost(rt, slot);
     rt->cost = cost >= COST_NONE ? (uint16_t)(COST_NONE - 1u) : (uint16_t)cost;
 }
@@ -428,10 +456,20 @@ static void set_parent(routing *rt, uint8_t slot)
 static uint8_t safe_after_loss(const routing *rt, const routing_neighbor *n, uint8_t period_end)
 {
     if (rt->depth != ROUTING_DEPTH_NONE) {
-        return n->depth < rt->depth;
+        return n->depth < rt->depth || fresher(rt, n);
     }
     if (n->silent != 0) {
         return 0;
+    }
+    if (fresher(rt, n)) {
+        return 1;
+    }
+    /* A neighbour with no newer generation than ours may have had ours from us: heard
+     * since the loss is no proof it heard of it (an idle 49-node grid on `sinr`, seed 9:
+     * the root's two children lost it together, and every node was in a loop for 20 s).
+     * Only one closer than we were is safe. */
+    if (rt->gen != 0u && (rt->flags & ROUTING_F_LOST_ROUTE)) {
+        return n->depth < rt->lost_depth;
     }
     return (rt->flags & (ROUTING_F_DUTY_CYCLED | ROUTING_F_LOST_ROUTE)) !=
                (ROUTING_F_DUTY_CYCLED | ROUTING_F_LOST_ROUTE) ||
@@ -584,9 +622,10 @@ static void reselect(routing *rt, uint8_t period_end)
      * relay holding 550 of 1,000 nodes' count late at its parent every other epoch. */
     have_parent = rt->parent_slot != NO_SLOT && routes_to_root(&rt->nb[rt->parent_slot]) &&
                   (rt->nb[rt->parent_slot].depth < rt->depth ||
+                   fresher(rt, &rt->nb[rt->parent_slot]) ||
                    (rt->nb[rt->parent_slot].cost < rt->cost && !held_steady(rt)));
     for (i = 0; i < rt->n_nb; i++) {
-        if (is_candidate(&rt->nb[i]) &&
+        if (is_candidate(rt, &rt->nb[i]) &&
             (have_parent ? may_replace_parent(rt, i) : safe_after_loss(rt, &rt->nb[i], period_end)) &&
             (best == NO_SLOT || better(rt, i, best))) {
             best = i;
@@ -711,8 +750,10 @@ void routing_on_packet_snr(routing *rt, const tos_header *tos, const mhop_header
         set_child(n, le16_get(&body[0]) == rt->self);
         n->cost = le16_get(&body[2]);
         heard_back(rt, n, body, body_len, trailer);
-        n->flags = (uint8_t)(trailer ? n->flags | ROUTING_NB_MOTEBASE
-                                     : n->flags & ~ROUTING_NB_MOTEBASE);
+        n->flags = (uint8_t)(trailer ? n->flags | ROUTING_NB_MOTEBASE | ROUTING_NB_GEN
+                                     : n->flags & ~(ROUTING_NB_MOTEBASE | ROUTING_NB_GEN));
+        if (trailer)
+            n->gen = le16_get(&trailer[4]);
         if (trailer && (n->flags & ROUTING_NB_CHILD))
             heard_deepest(rt, trailer);
     } else if (am_is_result(tos->type) && tos->addr != TOS_BCAST_ADDR) {
@@ -787,6 +828,9 @@ uint8_t routing_build_beacon(routing *rt, uint8_t *out, uint8_t cap)
     if (cap < MHOP_HEADER_LEN + ROUTING_BEACON_FIXED) {
         return 0;
     }
+    if (rt->flags & ROUTING_F_ROOT) {
+        rt->gen = (uint16_t)(rt->gen + 1u == 0u ? 1u : rt->gen + 1u);
+    }
     mh.sourceaddr = rt->self;
     mh.originaddr = rt->self;
     mh.seqno = seq_to_wire(rt->seqno++);
@@ -822,6 +866,7 @@ uint8_t routing_build_beacon(routing *rt, uint8_t *out, uint8_t cap)
     /* With room in the table every sender heard has an entry (the long silent are not
      * listed: not heard either); a full table may have turned one away. */
     entry[3] = k == rt->n_nb && rt->n_nb < ROUTING_MAX_NEIGHBORS ? ROUTING_TRAILER_ALL_LISTED : 0u;
+    le16_put(&entry[4], rt->gen);
     return (uint8_t)(MHOP_HEADER_LEN + ROUTING_BEACON_FIXED + listed * ROUTING_BEACON_ENTRY +
                      ROUTING_BEACON_TRAILER);
 }

@@ -69,19 +69,32 @@
  *     (routing_parent_missed); any packet or ack from it clears the count
  *     (routing_parent_acked); enough in a row drop it. Other neighbours still
  *     age per period, so their depths go stale and stop counting as routes.
- *   - Loops: a neighbour that names us as its parent is never chosen, and a
- *     parent that becomes as deep as we are is dropped (it may route through
- *     us; this stops count-to-infinity) unless the cost it advertises is still
- *     below ours: then it moved to a deeper, cheaper path, not through us, and
- *     we follow it one level down (not while duty cycled under
- *     routing_keep_steady: records are timed by depth). After losing its parent a node only
- *     takes a neighbour strictly closer to the root than it was (a
- *     descendant's stale depth cannot lure it into a cycle). Finding none it
- *     is unrouted, and while duty cycled it chooses at the end of the next
- *     period among the neighbours heard since the loss (fresh depths); the
- *     node glue keeps it listening meanwhile (routing_searching) and answers
- *     a child's send with a beacon advertising ROUTING_DEPTH_NONE, so the
- *     subtree drops it before its stale depths can lure it into a loop. A
+ *   - Loops: a neighbour that names us as its parent is never chosen.
+ *     Route generations (DSDV's sequence numbers, one per tree): the root
+ *     counts its beacons, every node advertises in its beacons' trailer the
+ *     count its parent last advertised, so news of the root flows down the
+ *     tree and a node's generation is never newer than its parent's. A
+ *     neighbour with a newer generation than ours cannot be routing through us
+ *     (it heard the root before we did); one more than ROUTING_GEN_SLACK
+ *     older is no candidate (our generation would run ahead of our parent's,
+ *     and a node that had ours from us could look newer to the parent than it
+ *     is; within the slack that risk is left to the depth rules below).
+ *     A parent that becomes as deep as we are is dropped (it may route
+ *     through us; this stops count-to-infinity) unless its generation is newer
+ *     than ours or the cost it advertises is still below ours (not while duty
+ *     cycled under routing_keep_steady: records are timed by depth): then it
+ *     moved to a deeper path, not through us, and we follow it down. After
+ *     losing its parent a node only takes a neighbour strictly closer to the
+ *     root than it was or with a newer generation (a descendant's stale depth
+ *     cannot lure it into a cycle: on an idle 49-node `sinr` grid, seed 9, the
+ *     root's two children lost it together and took descendants heard since,
+ *     and every node was in a loop for 20 s). Finding none it is unrouted
+ *     until the root's next news reaches a neighbour. A neighbour without a
+ *     generation (a MintRoute mote) is judged as before generations: while
+ *     duty cycled the node chooses at the end of the next period among the
+ *     neighbours heard since the loss (fresh depths); the node glue keeps it
+ *     listening meanwhile (routing_searching) and answers a child's send with
+ *     a beacon advertising ROUTING_DEPTH_NONE, so the subtree drops it. A
  *     neighbour as deep as we are is taken for its good link only once our
  *     depth has not grown for ROUTING_SETTLE_PERIODS: a descendant's depth is
  *     stale by what ours grew, and only a child (never chosen) can then match.
@@ -125,13 +138,20 @@
 #define ROUTING_SNR_FIRM_DB 15         /* a link heard this far over the noise holds under load */
 #define ROUTING_SNR_PENALTY 32u        /* ...below it each dB costs two hops (1/16 units) */
 #define ROUTING_SNR_ADMIT_DB 21        /* a newcomer displaces a live entry only this strong */
+/* A candidate may lag our route generation by this much. Beacons wait behind results, so
+ * a relay's subtree hears the root's news late and unevenly: with no slack, candidates
+ * that had merely missed a beacon were refused and nodes kept failing parents (`sinr`,
+ * seeds 1-10, SELECT 100 @8 s .942 -> .922, `logistic` SELECT 25 @2 s .989 -> .968);
+ * with 2, .942 and .984. */
+#define ROUTING_GEN_SLACK 2u
 
 /* RoutePacket after the mhop header: parent, cost, estEntries, entries. */
 #define ROUTING_BEACON_FIXED 5u
 #define ROUTING_BEACON_ENTRY 3u
-/* motebase's trailer after the entries: 'm' 'b' deepest (routing_deepest) flags. A
- * MintRoute node reads estEntries entries and ignores what follows. */
-#define ROUTING_BEACON_TRAILER 4u
+/* motebase's trailer after the entries: 'm' 'b' deepest (routing_deepest) flags
+ * generation (u16, little-endian). A MintRoute node reads estEntries entries and ignores
+ * what follows. */
+#define ROUTING_BEACON_TRAILER 6u
 #define ROUTING_TRAILER_ALL_LISTED 0x01u /* every neighbour the sender hears is listed */
 /* Whole beacon (mhop header + RoutePacket) with every neighbour listed; fits TOS_DATA_LENGTH. */
 #define ROUTING_BEACON_MAX \
@@ -165,12 +185,14 @@ typedef struct routing_neighbor {
     uint8_t data_seq;    /* low byte of the seqno of the last packet it sent us (NB_DATA_SEEN) */
     uint8_t out_quality; /* how well it hears us, from its beacons' entries; 0: not told */
     int8_t snr;          /* dB over our noise floor, EWMA 1/4 of its packets; 0: unknown */
+    uint16_t gen;        /* route generation of its last beacon (ROUTING_NB_GEN) */
 } routing_neighbor;
 
 /* routing_neighbor.flags */
 #define ROUTING_NB_CHILD 0x01u     /* its last beacon (or result) named us as parent */
 #define ROUTING_NB_DATA_SEEN 0x02u /* data_seq holds something */
 #define ROUTING_NB_MOTEBASE 0x20u  /* its beacons carry motebase's trailer: it takes bundles */
+#define ROUTING_NB_GEN 0x40u       /* gen holds the route generation its trailer advertised */
 /* Packets the neighbour sent since admitted (heard or missed), saturating: a link is
  * judged good or lossy only after ROUTING_NB_SEEN_MATURE of them. */
 #define ROUTING_NB_SEEN_ONE 0x04u
@@ -195,6 +217,7 @@ typedef struct routing {
     uint16_t parent;     /* node id, TOS_UART_ADDR at the root, ROUTING_PARENT_NONE */
     uint16_t cost;
     uint16_t seqno;      /* next seqno this node puts on the air (int16 on the wire) */
+    uint16_t gen;        /* route generation: the root's beacon count, as our path told it */
     uint8_t depth;
     uint8_t parent_slot; /* index into nb, or ROUTING_MAX_NEIGHBORS */
     uint8_t n_nb;

@@ -114,7 +114,8 @@ static void test_beacon_bytes(void)
         0x01,                                     /* one entry */
         0x05, 0x00, ROUTING_QUALITY_INIT,         /* node 5 at the initial estimate */
         'm', 'b', 0x00,                           /* motebase: the deepest level is 0, */
-        ROUTING_TRAILER_ALL_LISTED,               /* every neighbour heard listed */
+        ROUTING_TRAILER_ALL_LISTED,               /* every neighbour heard listed, */
+        0x01, 0x00,                               /* the root's first generation */
     };
     tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
     mhop_header mh = {5, 5, 0, ROUTING_DEPTH_NONE};
@@ -126,9 +127,10 @@ static void test_beacon_bytes(void)
     routing_on_packet(&rt, &tos, &mh, body, sizeof body);
     CHECK_EQ(routing_build_beacon(&rt, out, sizeof out), sizeof golden);
     CHECK_BYTES(out, golden, sizeof golden);
-    /* the seqno advances with every beacon */
+    /* the seqno advances with every beacon, and so does the root's generation */
     routing_build_beacon(&rt, out, sizeof out);
     CHECK_EQ(le16_get(&out[4]), 1);
+    CHECK_EQ(le16_get(&out[sizeof golden - 2u]), 2);
     /* too small a buffer */
     CHECK_EQ(routing_build_beacon(&rt, out, MHOP_HEADER_LEN + ROUTING_BEACON_FIXED - 1), 0);
     /* room for the fixed part only: zero entries listed */
@@ -366,14 +368,14 @@ static void test_a_full_table_does_not_claim_to_list_all(void)
     routing_init(&rt, 0);
     for (id = 1; id <= ROUTING_MAX_NEIGHBORS; id++) {
         n = routing_build_beacon(&rt, out, sizeof out);
-        CHECK_EQ(out[n - 1u], ROUTING_TRAILER_ALL_LISTED);
+        CHECK_EQ(out[n - 3u], ROUTING_TRAILER_ALL_LISTED);
         mh.sourceaddr = id;
         mh.originaddr = id;
         routing_on_packet(&rt, &tos, &mh, body, sizeof body);
     }
     n = routing_build_beacon(&rt, out, sizeof out);
     CHECK_EQ(out[MHOP_HEADER_LEN + 4], ROUTING_MAX_NEIGHBORS);
-    CHECK_EQ(out[n - 1u], 0);
+    CHECK_EQ(out[n - 3u], 0);
 }
 
 /* A parent heard well but whose acks say most sends fail is left for a good link
@@ -866,6 +868,92 @@ static void test_parent_moving_deeper_but_cheaper_is_followed(void)
     CHECK(routing_parent(&rt) != 1);
 }
 
+/* 1 if following parents from any node ends at the root or at an unrouted node. */
+static int no_loops(const net *nw)
+{
+    int i, hops;
+    uint16_t at;
+
+    for (i = 1; i < nw->n; i++) {
+        at = (uint16_t)i;
+        for (hops = 0; at != 0u && at != ROUTING_PARENT_NONE && hops <= nw->n; hops++) {
+            at = routing_parent(&nw->rt[at]);
+        }
+        if (hops > nw->n) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * The root's only child loses it while a grandchild, heard over a weak link, still
+ * advertises the depth it had through us: without route generations the child took
+ * it at once and the three closed a loop (an idle 49-node grid on `sinr`, seed 9,
+ * looped for 20 s). The grandchild's generation is no newer than ours, so it is not
+ * taken; nobody routes until the root is heard again, then everyone does.
+ */
+static void test_a_lost_root_closes_no_loop(void)
+{
+    net nw;
+    int r;
+
+    /* the root's child is 3, its grandchild 2 (through 1): 2 beacons before 3 each round */
+    net_init(&nw, 4);
+    connect(&nw, 0, 3, 1);
+    connect(&nw, 3, 1, 1);
+    connect(&nw, 1, 2, 1);
+    connect(&nw, 3, 2, 1);
+    nw.snr[3][2] = 9; /* weak: 2 prefers 1 */
+    net_rounds(&nw, 12);
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+    CHECK_EQ(routing_depth(&nw.rt[2]), 3);
+    connect(&nw, 0, 3, 0);
+    for (r = 0; r < 12; r++) {
+        net_round(&nw);
+        CHECK(no_loops(&nw));
+        CHECK(routing_parent(&nw.rt[3]) == 0 || routing_parent(&nw.rt[3]) == ROUTING_PARENT_NONE);
+    }
+    CHECK_EQ(routing_parent(&nw.rt[3]), ROUTING_PARENT_NONE);
+    connect(&nw, 0, 3, 1);
+    net_rounds(&nw, 6);
+    CHECK_EQ(routing_parent(&nw.rt[3]), 0);
+    CHECK_EQ(routing_depth(&nw.rt[2]), 3);
+}
+
+/*
+ * A parent that found a longer way to the root carries a newer generation than ours
+ * (it heard the root's news before we did), so it is not routing through us: we follow
+ * it down at once instead of leaving our subtree without a route.
+ */
+static void test_a_parent_with_newer_news_is_followed_down(void)
+{
+    net nw;
+    int r;
+
+    net_init(&nw, 6);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 1, 2, 1);
+    connect(&nw, 2, 3, 1);
+    connect(&nw, 0, 4, 1);
+    connect(&nw, 4, 5, 1);
+    connect(&nw, 5, 1, 3); /* 5 routes through 4, and hears the root's news as early as 1 */
+    net_rounds(&nw, 12);
+    CHECK_EQ(routing_parent(&nw.rt[5]), 4);
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+    CHECK_EQ(routing_depth(&nw.rt[3]), 3);
+    connect(&nw, 0, 1, 0);
+    for (r = 0; r < 12; r++) {
+        net_round(&nw);
+        CHECK(no_loops(&nw));
+        CHECK(routing_depth(&nw.rt[3]) != ROUTING_DEPTH_NONE); /* never cut off */
+    }
+    CHECK_EQ(routing_parent(&nw.rt[1]), 5);
+    CHECK_EQ(routing_depth(&nw.rt[1]), 3);
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+    CHECK_EQ(routing_depth(&nw.rt[3]), 5);
+}
+
 int main(void)
 {
     test_root();
@@ -896,5 +984,7 @@ int main(void)
     test_unrouted_chooses_at_period_end();
     test_parent_turning_deep_is_dropped();
     test_parent_moving_deeper_but_cheaper_is_followed();
+    test_a_lost_root_closes_no_loop();
+    test_a_parent_with_newer_news_is_followed_down();
     return check_report("test_net_routing");
 }

@@ -3,8 +3,10 @@
 Only neighbours with ``receiveEst > 100`` are listed, as many as fit the packet. A motebase
 mote adds a trailer after the entries, where MintRoute reads nothing: ``'m' 'b'``,
 ``deepest``, the deepest routing depth in its subtree (firmware/net/routing.h), from which
-the root learns how deep the tree is, and ``all_listed``: the entries are every neighbour
-the sender hears, so a neighbour left out knows it is not heard.
+the root learns how deep the tree is, ``all_listed``: the entries are every neighbour
+the sender hears, so a neighbour left out knows it is not heard, and ``generation``: the
+root's beacon count as the sender's path told it, by which a node that lost its parent
+tells a neighbour with news of the root from one that may still route through it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ RoutePacket = cs.Struct(
     "entries" / cs.Array(cs.this.estEntries, RouteEntry),
     "motebase"
     / cs.Optional(
-        cs.Struct("magic" / cs.Const(b"mb"), "deepest" / cs.Int8ul, "all_listed" / cs.Flag)
+        cs.Struct(
+            "magic" / cs.Const(b"mb"),
+            "deepest" / cs.Int8ul,
+            "all_listed" / cs.Flag,
+            "generation" / cs.Int16ul,
+        )
     ),
 )
 
