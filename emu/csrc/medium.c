@@ -409,7 +409,7 @@ static void give_up(emu_medium *m, uint32_t node)
 {
     m->tx[node].phase = MEDIUM_IDLE;
     m->counters[EMU_CNT_DROPPED][node]++;
-    m->on_done(m->owner, node, 0);
+    m->on_done(m->owner, node, MEDIUM_GAVE_UP);
 }
 
 /*

@@ -94,7 +94,9 @@
 
 /* Returns 0 if the node refuses the packet: a unicast to it then goes unacknowledged. */
 typedef uint8_t (*medium_rx_fn)(void *owner, uint32_t node, const uint8_t *msg, uint8_t len);
-typedef void (*medium_done_fn)(void *owner, uint32_t node, uint8_t acked);
+/* `outcome`: 0 on the air but unacked, 1 acked, MEDIUM_GAVE_UP never on the air. */
+#define MEDIUM_GAVE_UP 2u
+typedef void (*medium_done_fn)(void *owner, uint32_t node, uint8_t outcome);
 typedef void (*medium_tx_fn)(void *owner, uint32_t node, int on);
 /* The sender's start symbol: its frame may still be rewritten (time stamps). */
 typedef void (*medium_frame_fn)(void *owner, uint32_t node, uint8_t *msg, uint8_t len);

@@ -86,11 +86,13 @@ static void on_frame_start(void *owner, uint32_t node, uint8_t *msg, uint8_t len
         mote_on_frame_start(emu_mote(net, node), msg, len);
 }
 
-static void on_send_done(void *owner, uint32_t node, uint8_t acked)
+static void on_send_done(void *owner, uint32_t node, uint8_t outcome)
 {
     emu_net *net = owner;
     if (net->alive[node])
-        mote_on_send_done(emu_mote(net, node), acked);
+        mote_on_send_done(emu_mote(net, node), outcome == MEDIUM_GAVE_UP ? HAL_SEND_ABANDONED
+                                               : outcome ? HAL_SEND_ACKED
+                                                         : HAL_SEND_UNACKED);
 }
 
 static void on_tx(void *owner, uint32_t node, int on)

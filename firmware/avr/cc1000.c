@@ -10,6 +10,7 @@
 #include <avr/pgmspace.h>
 #include <util/delay.h>
 
+#include "../hal/hal.h"
 #include "../net/crc16.h"
 
 extern uint16_t TOS_LOCAL_ADDRESS;
@@ -98,6 +99,7 @@ enum { KIND_DATA, KIND_ACK };
 #define F_SEND_DONE 0x08u
 #define F_ACKED 0x10u
 #define F_ACK_REQ 0x20u
+#define F_ABANDONED 0x40u /* the send gave up on a busy channel */
 
 typedef struct radio {
     volatile uint8_t state;
@@ -416,6 +418,7 @@ static void idle_byte(void)
         r.stats.busy_polls++;
         if (++r.polls >= MAX_BACKOFFS) {
             r.stats.gave_up++;
+            r.flags |= F_ABANDONED;
             send_done(0);
         } else {
             r.backoff = (uint8_t)(1u + (rand16() & CONGESTION_BACKOFF_MASK));
@@ -715,8 +718,10 @@ void cc1000_poll(void)
     }
     if (r.flags & F_SEND_DONE) {
         sreg = lock();
-        ack = (uint8_t)((r.flags & F_ACKED) != 0);
-        r.flags &= (uint8_t)~(F_SEND_DONE | F_ACKED);
+        ack = (r.flags & F_ABANDONED) ? HAL_SEND_ABANDONED
+              : (r.flags & F_ACKED)   ? HAL_SEND_ACKED
+                                      : HAL_SEND_UNACKED;
+        r.flags &= (uint8_t)~(F_SEND_DONE | F_ACKED | F_ABANDONED);
         SREG = sreg;
         avr_radio_send_done(ack);
     }

@@ -296,6 +296,8 @@ static uint8_t dispatch(mote_state *st, const uint8_t *pkt, uint16_t len, uint8_
     case AM_QUERY_REQUEST:
         if (!from_uart && tos.addr == st->id)
             share_on_request(st, data, tos.length);
+        else if (!from_uart)
+            share_on_request_overheard(st, data, tos.length);
         break;
     case AM_DATA:
     case AM_BUNDLE:
@@ -317,9 +319,9 @@ uint8_t mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len)
     return taken;
 }
 
-void mote_on_send_done(mote_state *st, uint8_t acked)
+void mote_on_send_done(mote_state *st, uint8_t outcome)
 {
-    tx_done(st, acked);
+    tx_done(st, outcome);
     settle(st);
 }
 

@@ -48,7 +48,8 @@ void mote_on_alarm(mote_state *st);
 /* Returns 0 if the node refuses the packet: a radio with selective acks (hal.h)
  * must not acknowledge it. */
 uint8_t mote_on_radio_rx(mote_state *st, const uint8_t *tos_msg, uint8_t len);
-void mote_on_send_done(mote_state *st, uint8_t acked);
+/* `outcome`: HAL_SEND_UNACKED, HAL_SEND_ACKED or HAL_SEND_ABANDONED (hal.h). */
+void mote_on_send_done(mote_state *st, uint8_t outcome);
 /* The start symbol of the node's own frame (the one radio_send handed over) is on
  * the air and its payload is still to go: the core may rewrite tos_msg's time
  * stamps in place (hal.h). */

@@ -191,6 +191,8 @@ void qmsg_receive(mote_state *st, const uint8_t *msg, uint8_t len)
         take_new_rate(st, slot, msg, len, fwd);
         break;
     case QASM_DUPLICATE:
+        if (slot < QUERY_SLOTS && st->queries.slot[slot].status == QUERY_ASSEMBLING)
+            share_on_part(st); /* the flood still passes: the missing parts may follow */
         if (fwd != TOS_UART_ADDR)
             return;
         break; /* the root relays the PC's retransmissions */

@@ -92,6 +92,16 @@ void share_on_part(mote_state *st)
     st->request_after = sched_later(st->request_after, mote_now(st) + QREQ_GAP_MS);
 }
 
+void share_on_request_overheard(mote_state *st, const uint8_t *data, uint8_t len)
+{
+    uint8_t slot;
+    if (len < QREQ_LEN)
+        return;
+    slot = qtable_find(&st->queries, data[QREQ_QID]);
+    if (slot < QUERY_SLOTS && st->queries.slot[slot].status == QUERY_ASSEMBLING)
+        share_on_part(st);
+}
+
 void share_on_complete(mote_state *st)
 {
     uint8_t i;

@@ -73,6 +73,10 @@ uint8_t share_awaiting(const mote_state *st);
 /* A QueryRequestMessage (AM 104) addressed to this node. */
 void share_on_request(mote_state *st, const uint8_t *data, uint8_t len);
 
+/* One addressed to a neighbour: for a query we lack parts of too, its answer is a
+ * broadcast we may hear, so our own request waits (share_on_part). */
+void share_on_request_overheard(mote_state *st, const uint8_t *data, uint8_t len);
+
 /*
  * The forward of ADD message `msg` found the control queue full: send the part
  * later, rebuilt, like an answer (the root must not lose the PC's parts, which

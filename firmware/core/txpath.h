@@ -62,8 +62,8 @@ enum tx_in_flight {
 /* Start the next transmission if the radio is free and something may go. */
 void tx_pump(mote_state *st);
 
-/* The radio finished the packet in flight; `acked` by the addressee (unicast). */
-void tx_done(mote_state *st, uint8_t acked);
+/* The radio finished the packet in flight: `outcome` is a HAL_SEND_* (hal.h). */
+void tx_done(mote_state *st, uint8_t outcome);
 
 /* The start symbol of the frame in flight is on the air: stamp its time sync field
  * again, so a receiver sees the time the frame began, not when it was handed over. */

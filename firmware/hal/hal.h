@@ -14,7 +14,10 @@
  *   - The radio carries one packet at a time: radio_send() hands over a TOS_Msg
  *     (5-byte header + `length` data bytes, no CRC); the platform does carrier
  *     sense, backoff, airtime and link-layer ack, then calls
- *     mote_on_send_done(). A send while one is in flight is refused (returns 0).
+ *     mote_on_send_done() with a HAL_SEND_* outcome: a MAC that found the
+ *     channel busy through all its backoffs says so (HAL_SEND_ABANDONED)
+ *     rather than "unacknowledged", because then no neighbour heard it. A send
+ *     while one is in flight is refused (returns 0).
  *     A platform that can should call mote_on_frame_start() when the frame's
  *     start symbol goes out, before the payload does (TinyOS's
  *     RadioSendCoordinator.startSymbol): the core stamps its time sync fields
@@ -45,6 +48,10 @@ enum mote_obs_kind {
     MOTE_OBS_QUERY = 2    /* a query's status changed (query.h enum query_status) */
 };
 
+/* mote_on_send_done outcomes */
+#define HAL_SEND_UNACKED 0u   /* on the air; no ack came (a broadcast's never does) */
+#define HAL_SEND_ACKED 1u     /* on the air, and the addressee acknowledged it */
+#define HAL_SEND_ABANDONED 2u /* never on the air: the channel stayed busy */
 #define MOTE_OBS_MAX_VALUES 16u
 
 typedef struct mote_observation {

@@ -47,6 +47,10 @@ typedef struct sim {
     int n_out;
     uint32_t sent_on_air;
     uint32_t bundles_on_air; /* AM_BUNDLE frames among them */
+    uint32_t requests_on_air; /* AM_QUERY_REQUEST frames among them */
+    uint8_t abandon[SIM_NODES]; /* this many of node i's next `abandon_am` sends find the
+                                   channel busy: nobody hears them (HAL_SEND_ABANDONED) */
+    uint8_t abandon_am;
     uint32_t radio_ms;       /* a frame's time on the air (SIM_RADIO_MS) */
 } sim;
 
@@ -66,6 +70,7 @@ static uint8_t h_send(void *ctx, const uint8_t *m, uint8_t len)
     n->deliver_at = g_sim->now + (n->radio_ms ? n->radio_ms : g_sim->radio_ms);
     g_sim->sent_on_air++;
     g_sim->bundles_on_air += m[2] == AM_BUNDLE;
+    g_sim->requests_on_air += m[2] == AM_QUERY_REQUEST;
     return 1;
 }
 static void h_uart(void *ctx, const uint8_t *b, uint16_t len)
@@ -141,6 +146,11 @@ static void sim_run(sim *s, uint32_t until)
                 uint16_t addr = (uint16_t)(d->pkt[0] | d->pkt[1] << 8);
                 uint8_t acked = 0;
                 d->in_flight = 0;
+                if (s->abandon[i] && d->pkt[2] == s->abandon_am) {
+                    s->abandon[i]--;
+                    mote_on_send_done(&d->st, HAL_SEND_ABANDONED);
+                    continue;
+                }
                 for (j = 0; j < s->n; j++)
                     if (s->link[i][j] && s->drop[i][j])
                         s->drop[i][j]--;
@@ -148,7 +158,7 @@ static void sim_run(sim *s, uint32_t until)
                         acked = (uint8_t)(acked || addr == (uint16_t)j);
                         mote_on_radio_rx(&s->node[j].st, d->pkt, d->pkt_len);
                     }
-                mote_on_send_done(&d->st, acked);
+                mote_on_send_done(&d->st, acked ? HAL_SEND_ACKED : HAL_SEND_UNACKED);
             }
         }
         for (i = 0; i < s->n; i++) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "core/sharing.h"
 #include "netsim.h"
 #include "ops/agg.h"
 #include "qmsg.h"
@@ -625,6 +626,54 @@ static void test_a_missed_rate_is_told_again(void)
     CHECK(ahead >= -1 && ahead <= 1);
 }
 
+/* Whether node `i` runs query qid. */
+static int runs(int i, int qid)
+{
+    return mote_query_status(&s.node[i].st, (uint8_t)qid) == QUERY_RUNNING;
+}
+
+/*
+ * A query part whose forward the MAC gave up on, the channel busy, goes again: the
+ * child gets every part from the flood, well before it would have asked for the
+ * missing one (QREQ_GAP_MS after the last part), and asks for nothing.
+ */
+static void test_an_abandoned_query_part_goes_again(void)
+{
+    uint32_t start;
+    chain();
+    s.abandon_am = AM_QUERY;
+    s.abandon[0] = 1;
+    start = s.now;
+    agg_query(9, AGG_MAX, 200);
+    sim_run(&s, start + QREQ_GAP_MS);
+    CHECK_EQ(s.abandon[0], 0); /* one forward was given up... */
+    CHECK(runs(1, 9) && runs(2, 9)); /* ...and went again (550 ms, as without it) */
+    sim_run(&s, start + 3u * QREQ_GAP_MS);
+    CHECK_EQ(s.requests_on_air, 0);
+}
+
+/*
+ * Two motes missing the same part: the one that asks second overhears the first's
+ * request and waits for the answer, a broadcast it hears too. One request goes on the
+ * air, not two.
+ */
+static void test_an_overheard_request_holds_ours(void)
+{
+    uint32_t start;
+    sim_init(&s, 3);
+    sim_link(&s, 0, 1);
+    sim_link(&s, 0, 2);
+    sim_link(&s, 1, 2);
+    sim_run(&s, 20000);
+    s.drop[0][1] = 1; /* 1 misses the root's first part */
+    s.drop[0][2] = 2; /* 2 misses both: it gets the second from 1's forward, a bit later */
+    start = s.now;
+    agg_query(10, AGG_MAX, 200);
+    sim_run(&s, start + 4u * QREQ_GAP_MS);
+    CHECK(runs(1, 10) && runs(2, 10));
+    CHECK_EQ(s.requests_on_air, 1);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -642,5 +691,7 @@ int main(int argc, char **argv)
     test_late_phase_keeps_the_alarm_due();
     test_children_follow_a_relay_that_comes_closer();
     test_a_missed_rate_is_told_again();
+    test_an_abandoned_query_part_goes_again();
+    test_an_overheard_request_holds_ours();
     return check_report(argv[0]);
 }
