@@ -58,7 +58,9 @@ def counts(links: Path, slotted: int | None) -> tuple[list[int], list[int]]:
     assert executed == [len(commands)] * NODES
     rows = ex.outcomes[0].rows
     assert [row.epoch for row in rows] == list(range(1, len(rows) + 1))
-    return [int(row.columns["COUNT(*)"]) for row in rows], routed
+    values = [row.columns["COUNT(*)"] for row in rows]
+    assert None not in values
+    return [int(v) for v in values if v is not None], routed
 
 
 @pytest.mark.parametrize("depth", [1, 3, 6, 9])
