@@ -76,6 +76,7 @@ bench: $(BIN)/mote
 # through `mote sweep`'s points on local Spark.
 papers: $(BIN)/mote
 	$(BIN)/python bench/papers/snooping.py
+	$(BIN)/python bench/papers/slotting.py
 	$(BIN)/python bench/papers/rate_falloff.py
 	$(BIN)/python bench/papers/deployment.py
 	$(BIN)/python bench/papers/lifetime.py

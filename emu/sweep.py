@@ -14,9 +14,10 @@ varies fastest)::
     link_model = ["logistic", "sinr"]
 
 Keys: ``query`` (TinySQL), ``epochs``, ``warmup_s`` (30), ``adapt_rate`` (false),
-``snoop``, ``policy`` and ``qlen`` (the named commands ``snoop enabled=0|1``, ``qpolicy
-policy=naive|winavg|delta`` and ``qlen length=1..8``, sent before the query; unset, the
-firmware's defaults: snooping on, NAIVE, the longest queue), ``traces`` (a table of
+``snoop``, ``slots``, ``policy`` and ``qlen`` (the named commands ``snoop enabled=0|1``,
+``slots enabled=0|1``, ``qpolicy policy=naive|winavg|delta`` and ``qlen length=1..8``, sent
+before the query; unset, the firmware's defaults: snooping on, the slot schedule, NAIVE, the
+longest queue), ``traces`` (a table of
 attribute = samples: every node reads the list, or node i row ``i % rows`` of a list of
 lists, one sample a read: emu/sources.py ``Trace``), ``series`` (true: the row keeps the
 first field's readings, delivered and true, in ``series``), ``optimize`` (true: the
@@ -26,7 +27,8 @@ emulate a plan the planner would not pick), ``sensors`` (a table of attribute ->
 ``walk``, ``sine``, ``square``, ``burst`` with emu/sources.py's parameters; unnamed
 attributes keep the defaults), and the network's (``NetworkConfig``): nodes, topology,
 platform, seed, lossless, spacing, radio_range, link_model, min_link_prob, asymmetry,
-battery_j, send_gap_ms. With ``battery_j``, ``drain_s`` runs the network that much longer
+battery_j, send_gap_ms, link_table (a file's links instead of the model's,
+emu/linktables.py). With ``battery_j``, ``drain_s`` runs the network that much longer
 after the query's epochs and reports ``lifetime_median_s``: the median over the motes (not
 the basestation, which is powered) of the virtual time since boot at which each went flat.
 A point never raises: a failure is its row's ``error``, and the sweep goes on.
@@ -68,6 +70,7 @@ NETWORK_KEYS = (
     "asymmetry",
     "battery_j",
     "send_gap_ms",
+    "link_table",
 )
 RUN_DEFAULTS: dict[str, Any] = {
     "epochs": 20,
@@ -77,7 +80,7 @@ RUN_DEFAULTS: dict[str, Any] = {
 }
 #: Steps in which a drain run looks for flat batteries: its lifetimes' resolution.
 DRAIN_STEPS = 400
-COMMAND_KEYS = ("snoop", "policy", "qlen")
+COMMAND_KEYS = ("snoop", "slots", "policy", "qlen")
 #: Keys with a default that is left out of the rows when unset (the planner's order, the
 #: default sources), so that specs without them keep their columns.
 OPTIONAL_KEYS = ("optimize", "sensors")
@@ -169,11 +172,12 @@ def load_spec(path: Path | str) -> SweepSpec:
 
 
 def _commands(point: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The named commands a point's ``snoop``, ``policy`` and ``qlen`` ask for (checked by
-    the session against the command table before anything is sent)."""
+    """The named commands a point's ``snoop``, ``slots``, ``policy`` and ``qlen`` ask for
+    (checked by the session against the command table before anything is sent)."""
     commands: list[tuple[str, dict[str, Any]]] = []
-    if point.get("snoop") is not None:
-        commands.append(("snoop", {"enabled": int(bool(point["snoop"]))}))
+    for switch in ("snoop", "slots"):
+        if point.get(switch) is not None:
+            commands.append((switch, {"enabled": int(bool(point[switch]))}))
     if point.get("policy") is not None:
         commands.append(("qpolicy", {"policy": str(point["policy"])}))
     if point.get("qlen") is not None:

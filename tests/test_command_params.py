@@ -104,6 +104,7 @@ BAD_SHAPES = [
     (["reset", "now=1"], "reset takes (no parameters)"),
     (["selfdestruct"], "unknown command 'selfdestruct' (known: nointerleave, qlen, qpolicy"),
     (["snoop"], "snoop takes enabled=<0|1>"),
+    (["slots"], "slots takes enabled=<0|1>"),
 ]
 
 
@@ -161,6 +162,7 @@ def test_the_installed_command_exits_2_and_sends_nothing(mote: ScriptedMote) -> 
         (["qlen", "length=0x8"], {"length": 8}),
         (["nointerleave", "enabled=0"], {"enabled": 0}),
         (["snoop", "enabled=0"], {"enabled": 0}),
+        (["slots", "enabled=1"], {"enabled": 1}),
         (["setrate", "epochDuration=32766", "qid=254"], {"qid": 254, "epochDuration": 32766}),
         (["setrate", "qid=0", "epochDuration=1"], {"qid": 0, "epochDuration": 1}),
     ],
@@ -218,6 +220,8 @@ FIRMWARE_BOUNDS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("nointerleave", {"enabled": 0}, {"enabled": 255}),
     ("snoop", {"enabled": 0}, {"enabled": 2}),
     ("snoop", {"enabled": 1}, {"enabled": 255}),
+    ("slots", {"enabled": 0}, {"enabled": 2}),
+    ("slots", {"enabled": 1}, {"enabled": 255}),
     ("qpolicy", {"policy": "winavg"}, {"policy": "bogus"}),
     ("setrate", {"qid": QID, "epochDuration": 1}, {"qid": QID, "epochDuration": 0}),
     ("setrate", {"qid": QID, "epochDuration": 0x7FFE}, {"qid": QID, "epochDuration": -1}),

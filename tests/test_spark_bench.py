@@ -60,6 +60,27 @@ def test_snooping_paper_script_writes_its_table(tmp_path: Path) -> None:
     assert "snooping cuts result messages" in done.stdout
 
 
+def test_slotting_paper_script_counts_a_level_an_epoch_unslotted(tmp_path: Path) -> None:
+    """bench/papers/slotting.py at a tiny size: on the lossless radio the slotted COUNT is
+    complete in epoch 1 whatever the depth, the unslotted one in the epoch numbered as the
+    tree's depth (tests/test_slots_switch.py derives it)."""
+    out, figure = tmp_path / "slotting.json", tmp_path / "slotting.svg"
+    done = run_bench(
+        "papers/slotting.py",
+        *("--depths", "1,3", "--epochs", "4", "--out", str(out), "--svg", str(figure)),
+        timeout=300,
+        cwd=tmp_path,  # see test_snooping_paper_script_writes_its_table
+    )
+    depths = json.loads(out.read_text())["depths"]
+    assert sorted(depths) == ["1", "3"]
+    for depth, entry in depths.items():
+        assert entry["slotted"]["epochs_to_complete"] == 1
+        assert entry["unslotted"]["epochs_to_complete"] == int(depth)
+    assert depths["3"]["unslotted"]["counts"] == [4, 7, 10, 10]
+    assert figure.read_text().startswith("<svg")
+    assert "| 3 | 1 | 3 | 4, 7, 10, 10, ... |" in done.stdout
+
+
 def test_rate_falloff_paper_script_shows_the_channel_fill(tmp_path: Path) -> None:
     """bench/papers/rate_falloff.py at a tiny size: on the ideal channel one mote below
     any knee delivers every tuple, exactly one a period; on the default radio four motes

@@ -54,7 +54,7 @@ static void reset_node(mote_state *st)
     }
     radioq_init(&st->rq, tx_winavg_merge, st);
     st->no_interleave = 0;
-    st->flags &= (uint8_t)~MOTE_F_NO_SNOOP;
+    st->flags &= (uint8_t)~(MOTE_F_NO_SNOOP | MOTE_F_UNSLOTTED);
 }
 
 /* Parameters start at p, `left` bytes. Returns 1 if the command was understood. */
@@ -76,6 +76,12 @@ static uint8_t execute(mote_state *st, const uint8_t *name, const uint8_t *p, ui
         if (left < 1 || p[0] > 1)
             return 0;
         st->flags = (uint8_t)(p[0] ? st->flags & ~MOTE_F_NO_SNOOP : st->flags | MOTE_F_NO_SNOOP);
+        return 1;
+    }
+    if (name_is(name, "slots")) {
+        if (left < 1 || p[0] > 1)
+            return 0;
+        st->flags = (uint8_t)(p[0] ? st->flags & ~MOTE_F_UNSLOTTED : st->flags | MOTE_F_UNSLOTTED);
         return 1;
     }
     if (name_is(name, "setrate")) {

@@ -69,12 +69,14 @@ static uint8_t in_parent_down_slot(const mote_state *st, uint32_t now)
 /*
  * Awake: CPU on. The radio listens too unless the result queue is full -- then
  * children's sends go unacknowledged and they keep their results (backpressure,
- * core/schedule.h). The root never sleeps.
+ * core/schedule.h). The root never sleeps, nor does a node without the slot schedule:
+ * its children may send at any time (runs.c, unslotted).
  */
 static uint8_t node_awake(const mote_state *st, uint32_t now)
 {
-    if (st->id == MOTE_ROOT_ID || !run_any(st) || st->radio_busy || st->listening ||
-        st->waiting || !sched_due(st->hold_until, now) || !sched_due(st->ctl_hold_until, now))
+    if (st->id == MOTE_ROOT_ID || !run_any(st) || (st->flags & MOTE_F_UNSLOTTED) ||
+        st->radio_busy || st->listening || st->waiting || !sched_due(st->hold_until, now) ||
+        !sched_due(st->ctl_hold_until, now))
         return 1;
     if (seeking_route(st) || in_parent_down_slot(st, now) || run_relays_tuples(st))
         return 1;

@@ -66,6 +66,7 @@
 #define MOTE_F_NO_SNOOP 0x02u     /* the `snoop enabled=0` command: no MIN/MAX suppression */
 #define MOTE_F_GATHERED 0x04u     /* the queued tuples waited once to fill a bundle (txpath.c) */
 #define MOTE_F_CONTENDED 0x08u    /* the last result sent went unacknowledged (txpath.c) */
+#define MOTE_F_UNSLOTTED 0x10u    /* the `slots enabled=0` command: no slot schedule (runs.c) */
 #define BEACON_NOW 1u
 #define BEACON_SOON 2u
 #define SEND_RETRY_MS 8u

@@ -39,10 +39,12 @@ static int16_t forward_key(const mote_state *st, const qr_view *v, const uint8_t
  * A child's record joins the state of the epoch it was sampled in, and only
  * while ours for that epoch has not gone out (core/schedule.h): one that comes
  * later, or for another epoch, would count the child in the wrong epoch.
+ * Unslotted (runs.c) that is the design: whatever comes joins our next record.
  */
 static uint8_t record_is_late(const mote_state *st, uint8_t slot, const qr_view *v)
 {
-    return st->run[slot].emitted || v->epoch != st->run[slot].epoch;
+    return !(st->flags & MOTE_F_UNSLOTTED) &&
+           (st->run[slot].emitted || v->epoch != st->run[slot].epoch);
 }
 
 /*

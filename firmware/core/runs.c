@@ -24,6 +24,21 @@ static uint32_t interval_start(const query_run *run, uint8_t k)
 
 static uint32_t epoch_end(const query_run *run) { return run->epoch_start + run->epoch_ms; }
 
+/*
+ * `slots enabled=0` (core/commands.c): the naive alternative the slot schedule is
+ * measured against (TODS 2005 §6.1.1, Fig 12), not a mode to deploy. Every node keeps
+ * the root's intervals whatever its depth -- listens in interval 1, transmits at the
+ * start of interval 0, with no jitter -- and never sleeps while a query runs (mote.c),
+ * so children are heard throughout. A parent's record for epoch e is then out before
+ * any child's can arrive (a frame takes time on the air), and each child's joins the
+ * parent's next record (results.c, record_is_late): TAG's pipelining, one level an
+ * epoch, so COUNT on a tree of depth d first counts every node in epoch d (the root
+ * emits at its epoch's end and still merges its own children's of the same epoch).
+ * Without the jitter the level's sends start together; the MAC's initial backoff
+ * spreads them.
+ */
+static uint8_t unslotted(const mote_state *st) { return (st->flags & MOTE_F_UNSLOTTED) != 0; }
+
 uint32_t run_tx_until(const query_run *run)
 {
     return epoch_end(run) - (uint32_t)run->slot_depth * sched_interval_ms(run->epoch_ms);
@@ -143,7 +158,8 @@ static uint32_t transmit_span(const mote_state *st, uint8_t slot)
 static uint32_t jitter(mote_state *st, uint8_t slot)
 {
     uint32_t span = transmit_span(st, slot);
-    return st->id != MOTE_ROOT_ID && span ? st->hal->rand16(st->hal->ctx) % span : 0u;
+    return st->id != MOTE_ROOT_ID && span && !unslotted(st) ? st->hal->rand16(st->hal->ctx) % span
+                                                             : 0u;
 }
 
 /*
@@ -207,7 +223,7 @@ static void plan_epoch(mote_state *st, uint8_t slot, uint32_t after)
     routing_hold_switches(&st->rt, 0);
     routing_hold_switches(&st->rt, aggregates_running(st));
     routing_keep_steady(&st->rt, aggregates_running(st));
-    run->slot_depth = sched_slot_depth(routing_depth(&st->rt));
+    run->slot_depth = unslotted(st) ? 0u : sched_slot_depth(routing_depth(&st->rt));
     /* An epoch whose work at this depth began a little ago (run_late_ms) is still
      * taken, late: a move to a deeper parent starts the next epoch's work earlier, and
      * the epoch would be skipped -- a reading lost for the sake of a schedule. Its

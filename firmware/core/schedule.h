@@ -39,6 +39,9 @@
  * in. (An earlier design clamped the depth at 6 to keep every level inside one
  * epoch: levels past 6 shared a slot and their records were merged an epoch
  * late.)
+ * The `slots enabled=0` command sets this aside for comparison: every depth in
+ * the root's intervals, a record climbing a level an epoch (core/runs.c,
+ * unslotted; docs/papers.md §6.1.1).
  *
  * Where motebase departs from the paper, and why:
  *   - Wake-ups are event-driven, at most one alarm each. A node with children

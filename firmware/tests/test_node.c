@@ -674,6 +674,64 @@ static void test_an_overheard_request_holds_ours(void)
     CHECK_EQ(s.requests_on_air, 1);
 }
 
+/*
+ * `slots enabled=0|1` (core/runs.c, unslotted): COUNT over a tree of depth 3 whose levels
+ * hold 1, 2, 3 and 2 nodes. Slotted, every epoch counts all 8 from epoch 1 on. Unslotted,
+ * a record climbs one level an epoch and the root merges its children's of the same
+ * epoch, so epoch k counts the nodes of depth <= k: 3, 6, then 8 from epoch 3 = the depth.
+ */
+enum { SLOT_TREE = 8, SLOT_EPOCHS = 6 };
+
+static void slot_tree_counts(int slotted, int qid, int *count)
+{
+    uint8_t cmd[13] = {0xFF, 0xFF, 1, 0, 0, 0, 's', 'l', 'o', 't', 's', 0, 0};
+    static const int edge[][2] = {{0, 1}, {1, 2}, {2, 3}, {0, 4}, {1, 5}, {2, 6}, {4, 7}};
+    mote_stats st;
+    int i, e, awake = 1;
+    sim_init(&s, SLOT_TREE);
+    for (i = 0; i < (int)(sizeof edge / sizeof edge[0]); i++)
+        sim_link(&s, edge[i][0], edge[i][1]);
+    sim_run(&s, 20000);
+    CHECK_EQ(mote_depth(&s.node[6].st), 3);
+    cmd[12] = (uint8_t)slotted;
+    sim_uart_to_root(&s, cmd, sizeof cmd, AM_COMMAND);
+    sim_run(&s, s.now + 3000);
+    for (i = 0; i < SLOT_TREE; i++) {
+        mote_get_stats(&s.node[i].st, &st);
+        CHECK_EQ(st.commands_executed, 1);
+    }
+    agg_query(qid, AGG_COUNT, 400); /* 4-s epochs: 1-s intervals */
+    wait_installed(qid);
+    while (mote_query_epoch(&s.node[0].st, (uint8_t)qid) <= SLOT_EPOCHS && s.now < 400000) {
+        sim_run(&s, s.now + 10);
+        awake = awake && s.node[3].power;
+    }
+    for (e = 1; e <= SLOT_EPOCHS; e++) {
+        i = find_epoch(0, qid, e);
+        CHECK(i >= 0);
+        count[e - 1] = i >= 0 ? QR(s.out[i])[QR_DATA + 3] | QR(s.out[i])[QR_DATA + 4] << 8 : -1;
+        CHECK(i < 0 || find_epoch(i + 1, qid, e) < 0); /* one record an epoch */
+    }
+    for (i = 1; i < SLOT_TREE; i++) {
+        mote_get_stats(&s.node[i].st, &st);
+        CHECK_EQ(st.records_late, 0);
+        CHECK_EQ(st.results_forwarded, 0); /* every record merged, none passed on */
+    }
+    CHECK_EQ(awake, !slotted); /* a leaf sleeps between its intervals only when slotted */
+}
+
+static void test_slots_switch_pipelines_count(void)
+{
+    static const int unslotted[SLOT_EPOCHS] = {3, 6, 8, 8, 8, 8};
+    int count[SLOT_EPOCHS], e;
+    slot_tree_counts(1, 9, count);
+    for (e = 0; e < SLOT_EPOCHS; e++)
+        CHECK_EQ(count[e], SLOT_TREE);
+    slot_tree_counts(0, 10, count);
+    for (e = 0; e < SLOT_EPOCHS; e++)
+        CHECK_EQ(count[e], unslotted[e]);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -693,5 +751,6 @@ int main(int argc, char **argv)
     test_a_missed_rate_is_told_again();
     test_an_abandoned_query_part_goes_again();
     test_an_overheard_request_holds_ours();
+    test_slots_switch_pipelines_count();
     return check_report(argv[0]);
 }

@@ -407,7 +407,8 @@ def command_cmd(
     the network behind PORT, e.g.
     `mote command qpolicy policy=delta` (naive|winavg|delta), `qlen length=3` (1..8),
     `nointerleave enabled=1` (0|1), `snoop enabled=0` (0|1: MIN/MAX suppression by
-    overheard siblings), `setrate qid=1 epochDuration=200` (qid 0..254,
+    overheard siblings), `slots enabled=0` (0|1: the slot schedule; 0 pipelines records
+    an epoch a level, for comparison), `setrate qid=1 epochDuration=200` (qid 0..254,
     epochDuration 1..32766 in 10 ms), `reset`. Other values are refused before sending.
     Unmodified TinyDB motes ignore these commands."""
     typed = _command_params(name, params)

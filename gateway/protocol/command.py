@@ -21,6 +21,10 @@ command           parameters                                   effect
 ``snoop``         ``enabled``: uint8, 0 | 1                    MIN/MAX suppression by overheard
                                                                siblings (paper §6.3.2; on at
                                                                boot and after ``reset``)
+``slots``         ``enabled``: uint8, 0 | 1                    the slot schedule (paper §6.1.1;
+                                                               on at boot and after ``reset``);
+                                                               0: every depth sends at once,
+                                                               records climb a level an epoch
 ``reset``         (none)                                       drop all queries, back to boot
 ``setrate``       ``qid``: uint8, 0..254; ``epochDuration``:   set query ``qid``'s epoch, units
                   int16, 1..32766                              of 10 ms
@@ -176,6 +180,7 @@ KNOWN_COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("qlen", (Param("length", ParamType.UINT8, low=1, high=MAX_QUEUE_LEN),)),
         CommandSpec("nointerleave", (Param("enabled", ParamType.UINT8, choices=(0, 1)),)),
         CommandSpec("snoop", (Param("enabled", ParamType.UINT8, choices=(0, 1)),)),
+        CommandSpec("slots", (Param("enabled", ParamType.UINT8, choices=(0, 1)),)),
         CommandSpec("reset"),
         CommandSpec(
             "setrate",
