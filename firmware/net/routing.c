@@ -447,16 +447,17 @@ static void set_parent(routing *rt, uint8_t slot)
  * Whether n may become the parent when there is no working one. A neighbour with a
  * newer route generation than ours never routes through us. Otherwise: with a depth
  * still set (the parent was just lost), n is strictly closer to the root than we
- * were, so it cannot be a descendant. Unrouted: n was heard since (a fresh depth),
- * and if we lost a route, n is closer to the root than we were -- or, while duty
- * cycled, the period has ended (`period_end`, routing_tick): by then every child's
- * send has been answered with our loss (the node glue), and a descendant that still
- * advertises the depth it had through us is outbid by a neighbour closer to the
- * root. Awake, taking any neighbour heard since the loss closed loops (an idle
- * 49-node grid on `sinr`, seed 9: the root's two children lost it together, and every
- * node was in a loop for 20 s); there the root's news comes within seconds. Asleep it
- * crosses a level an epoch, and a node 12 levels down waited 90 s for a neighbour
- * with newer news (1,000-node grid, seed 7) without the period end.
+ * were, so it cannot be a descendant. Unrouted, n must have been heard since the
+ * loss (a fresh depth) and, if we lost a route, advertise no more than the depth we
+ * had: all our descendants advertise more, however stale. One as deep as we were is
+ * taken at once if its id is lower than ours (two such nodes that lost their parents
+ * together would otherwise take each other), else at the period's end
+ * (`period_end`, routing_tick), when it has had time to tell its own loss. Taking any
+ * neighbour heard since the loss closed loops: on an idle 49-node grid on `sinr`
+ * (seed 9) the root's two children lost it together, and every node was in a loop for
+ * 20 s; on a 1,000-node grid at 8-s epochs, loops of 100 nodes formed at the period's
+ * end. Deeper neighbours wait for newer generations, which cross a level an epoch
+ * while a query runs.
  */
 static uint8_t safe_after_loss(const routing *rt, const routing_neighbor *n, uint8_t period_end)
 {
@@ -467,7 +468,7 @@ static uint8_t safe_after_loss(const routing *rt, const routing_neighbor *n, uin
         return 0;
     }
     return !(rt->flags & ROUTING_F_LOST_ROUTE) || fresher(rt, n) || n->depth < rt->lost_depth ||
-           (period_end && (rt->flags & ROUTING_F_DUTY_CYCLED));
+           (n->depth == rt->lost_depth && (n->id < rt->self || period_end));
 }
 
 /* Duty cycled while aggregates run (routing_keep_steady): the tree is held still. */

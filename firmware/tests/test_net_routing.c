@@ -800,6 +800,8 @@ static void test_no_loop_through_a_stale_descendant(void)
     CHECK_EQ(routing_searching(&rt), 1);
     hear(&rt, 7, 3, 6); /* it has not heard of our loss yet */
     CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE);
+    routing_tick(&rt); /* nor at the period's end: deeper than we were */
+    CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE);
     hear(&rt, 2, 1, 0); /* closer to the root than we were: safe at once */
     CHECK_EQ(routing_parent(&rt), 2);
     CHECK_EQ(routing_depth(&rt), 2);
