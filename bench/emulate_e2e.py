@@ -9,6 +9,7 @@ assembler, the truth (computed whether or not --truth asks for it) and the JSON 
 are the lines of the --out file. Each radio asked for (--radios: lossless, i.e.
 --lossless, and logistic, the default radio) runs --repeat times, interleaved.
 
+By default the command runs the motebase this interpreter imports (`--trees installed`).
 --trees A,B runs the same commands on several checkouts (PYTHONPATH=tree, each with its
 own built emulator), interleaved, and reports each tree's rates and its speed over the
 first tree's; every run's --out file is hashed, and the report says whether the trees
@@ -61,11 +62,26 @@ def emulate_args(nodes: int, epochs: int, radio: str, out: Path) -> list[str]:
     ]
 
 
-def tree_env(tree: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(tree), "OPENBLAS_NUM_THREADS": "1"}
+#: The --trees name of the motebase this interpreter imports: no PYTHONPATH of our own.
+INSTALLED = "installed"
 
 
-def run_once(tree: Path, args: list[str], out: Path) -> dict[str, Any]:
+def tree_env(tree: str) -> dict[str, str]:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    if tree != INSTALLED:
+        env["PYTHONPATH"] = tree
+    return env
+
+
+def tree_cwd(tree: str, scratch: Path) -> Path:
+    """Where a tree's commands run. `python -c` puts its working directory first on
+    sys.path, so the installed package runs from scratch: in a checkout without an
+    in-place build (CI's clean clone) its uncompiled package would shadow the installed
+    one."""
+    return scratch if tree == INSTALLED else Path(tree)
+
+
+def run_once(tree: str, args: list[str], out: Path) -> dict[str, Any]:
     """One timed command: wall and CPU seconds, rows written, the file's hash."""
     out.unlink(missing_ok=True)
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -73,7 +89,7 @@ def run_once(tree: Path, args: list[str], out: Path) -> dict[str, Any]:
     subprocess.run(
         [sys.executable, "-c", MOTE, *args],
         env=tree_env(tree),
-        cwd=tree,
+        cwd=tree_cwd(tree, out.parent),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=True,
@@ -116,11 +132,11 @@ def profile_child(args: list[str]) -> None:
     print(json.dumps({"total_s": total, "stages_s": stages}))
 
 
-def profile(tree: Path, args: list[str]) -> dict[str, Any]:
+def profile(tree: str, args: list[str], scratch: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--profile-child", json.dumps(args)],
         env=tree_env(tree),
-        cwd=tree,
+        cwd=tree_cwd(tree, scratch),
         capture_output=True,
         text=True,
         check=True,
@@ -148,7 +164,9 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=600)
     parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each")
     parser.add_argument("--radios", default="lossless,logistic", help="comma-separated")
-    parser.add_argument("--trees", default=str(ROOT), help="checkouts, comma-separated")
+    parser.add_argument(
+        "--trees", default=INSTALLED, help=f"checkouts, comma-separated ({INSTALLED}: no checkout)"
+    )
     parser.add_argument("--profile", action="store_true", help="a cProfile run per tree")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
@@ -163,7 +181,7 @@ def main() -> None:
         return
     if args.quick:
         args.nodes, args.epochs, args.repeat = 16, 4, 1
-    trees = [Path(t).resolve() for t in args.trees.split(",")]
+    trees = [t if t == INSTALLED else str(Path(t).resolve()) for t in args.trees.split(",")]
     radios = args.radios.split(",")
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {
         radio: {str(t): [] for t in trees} for radio in radios
@@ -179,7 +197,7 @@ def main() -> None:
         if args.profile:
             for tree in trees:
                 command = emulate_args(args.nodes, args.epochs, radios[0], out)
-                profiles[str(tree)] = profile(tree, command)
+                profiles[str(tree)] = profile(tree, command, Path(tmp))
     results: dict[str, Any] = {}
     for radio in radios:
         by_tree = {tree: summary(r) for tree, r in runs[radio].items()}

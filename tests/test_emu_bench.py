@@ -76,13 +76,13 @@ def test_issue10_table_runs_its_cases_and_judges_the_targets(tmp_path: Path) -> 
 
 
 def test_emulate_e2e_times_the_command_and_profiles_its_stages(tmp_path: Path) -> None:
-    """bench/emulate_e2e.py --quick on two "trees" (this checkout twice): each radio's rows
-    written, identical bytes from both, rates, and a profile that finds every stage."""
+    """bench/emulate_e2e.py --quick on two "trees" (the installed package twice): each
+    radio's rows written, identical bytes from both, rates, and a profile that finds every
+    stage."""
     out = tmp_path / "e2e.json"
-    tree = str(Path(__file__).resolve().parent.parent)
     done = run_bench(
         "emulate_e2e.py",
-        *("--quick", "--profile", "--trees", f"{tree},{tree}", "--out", str(out)),
+        *("--quick", "--profile", "--trees", "installed,installed", "--out", str(out)),
         timeout=240,
     )
     report = json.loads(out.read_text())
