@@ -51,19 +51,24 @@ static uint8_t seeking_route(const mote_state *st)
 }
 
 /*
- * The parent's down slot (core/schedule.h), plus the time a packet started at
- * its end needs: a node that would sleep listens then for downward control.
+ * The parent's down slot (core/schedule.h), plus the time a packet started at its end
+ * needs: a node that would sleep listens then for downward control -- in the wave of
+ * every control period while a query with short epochs runs, and in the one wave an
+ * epoch of each query with long epochs (the wave its parent sends in, run_send_wave).
  */
-static uint32_t parent_down_offset(const mote_state *st, uint32_t now)
-{
-    return sched_down_offset(now, (uint8_t)(routing_depth(&st->rt) - 1u));
-}
+#define PARENT_SLOT_LISTEN_MS (SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS)
 
 static uint8_t in_parent_down_slot(const mote_state *st, uint32_t now)
 {
-    uint8_t depth = routing_depth(&st->rt);
-    return depth != 0 && depth != ROUTING_DEPTH_NONE &&
-           parent_down_offset(st, now) < SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS;
+    uint8_t depth = routing_depth(&st->rt), i;
+    if (depth == 0 || depth == ROUTING_DEPTH_NONE)
+        return 0;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING &&
+            sched_wave_since(now, sched_wave_ms(st->run[i].epoch_ms), (uint8_t)(depth - 1u)) <
+                PARENT_SLOT_LISTEN_MS)
+            return 1;
+    return 0;
 }
 
 /*
@@ -119,6 +124,15 @@ static void earliest(uint32_t now, uint32_t *next, uint32_t t)
         *next = t;
 }
 
+/* The next start or end of `depth`'s slot of the wave of `wave_ms` (open for `len`). */
+static void wave_event(uint32_t now, uint32_t *next, uint32_t wave_ms, uint8_t depth,
+                       uint32_t len)
+{
+    uint32_t since = sched_wave_since(now, wave_ms, depth);
+    earliest(now, next,
+             now + (since < len ? len - since : sched_wave_until(now, wave_ms, depth)));
+}
+
 /*
  * While queries run: the next moment the down-slot listening of a routed node
  * begins or ends, and the start of its own down slot when a downward packet
@@ -126,21 +140,17 @@ static void earliest(uint32_t now, uint32_t *next, uint32_t t)
  */
 static uint32_t down_slot_event(const mote_state *st, uint32_t now)
 {
-    uint32_t next = now + SCHED_CTL_PERIOD_MS, off;
-    uint8_t depth = routing_depth(&st->rt);
+    uint32_t next = now + 0x7FFFFFFFu; /* nothing due (rearm, earliest) */
+    uint8_t depth = routing_depth(&st->rt), i;
     if (depth == ROUTING_DEPTH_NONE)
-        return next;
-    if (depth != 0) {
-        off = parent_down_offset(st, now);
-        earliest(now, &next, off < SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS
-                            ? now + (SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS - off)
-                            : now + (SCHED_CTL_PERIOD_MS - off));
-    }
-    if (tx_down_waiting(st)) {
-        off = sched_down_offset(now, depth);
-        earliest(now, &next, off < SCHED_CTL_SLOT_MS ? now + (SCHED_CTL_SLOT_MS - off)
-                                                : now + (SCHED_CTL_PERIOD_MS - off));
-    }
+        return now + SCHED_CTL_PERIOD_MS;
+    if (depth != 0)
+        for (i = 0; i < QUERY_SLOTS; i++)
+            if (st->queries.slot[i].status >= QUERY_RUNNING)
+                wave_event(now, &next, sched_wave_ms(st->run[i].epoch_ms), (uint8_t)(depth - 1u),
+                           PARENT_SLOT_LISTEN_MS);
+    if (tx_down_waiting(st))
+        wave_event(now, &next, run_send_wave(st), depth, SCHED_CTL_SLOT_MS);
     return next;
 }
 

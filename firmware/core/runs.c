@@ -89,6 +89,15 @@ static uint8_t aggregates_running(const mote_state *st)
     return 0;
 }
 
+uint32_t run_send_wave(const mote_state *st)
+{
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status >= QUERY_RUNNING && sched_wave_ms(st->run[i].epoch_ms))
+            return st->run[i].epoch_ms;
+    return 0;
+}
+
 uint8_t run_tuples_running(const mote_state *st)
 {
     uint8_t i;

@@ -100,3 +100,24 @@ uint32_t sched_down_offset(uint32_t now, uint8_t depth)
     uint32_t phase = ((uint32_t)depth * SCHED_CTL_SLOT_MS) % SCHED_CTL_PERIOD_MS;
     return (now % SCHED_CTL_PERIOD_MS + SCHED_CTL_PERIOD_MS - phase) % SCHED_CTL_PERIOD_MS;
 }
+
+uint32_t sched_wave_ms(uint32_t epoch_ms)
+{
+    return epoch_ms >= SCHED_LONG_EPOCH_MS ? epoch_ms : 0u;
+}
+
+uint32_t sched_wave_since(uint32_t now, uint32_t wave_ms, uint8_t depth)
+{
+    if (!wave_ms)
+        return sched_down_offset(now, depth);
+    /* Epochs start at multiples of wave_ms in logical time (sched_label_start); the
+     * slots follow each start one level per slot, not modulo a period, so a wave
+     * crosses any depth in one burst (depth 254: 16 s, within an epoch from 8 s only
+     * to depth 126 -- far deeper than a tree the radio forms). */
+    return (now - (uint32_t)depth * SCHED_CTL_SLOT_MS) % wave_ms;
+}
+
+uint32_t sched_wave_until(uint32_t now, uint32_t wave_ms, uint8_t depth)
+{
+    return (wave_ms ? wave_ms : SCHED_CTL_PERIOD_MS) - sched_wave_since(now, wave_ms, depth);
+}

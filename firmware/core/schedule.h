@@ -50,7 +50,10 @@
  *     the parent's first result or beacon ends the wait for it; an alarm at the
  *     end of the parent's interval is only the fallback when it is silent.
  *     Whether a node has children is what routing says or what it heard in the
- *     last CHILD_MEMORY_EPOCHS epochs.
+ *     last CHILD_MEMORY_EPOCHS epochs (CHILD_MEMORY_LONG_EPOCHS at long epochs,
+ *     below: counted in epochs, the memory outlasted the child by tens of minutes).
+ *     At long epochs a child of the root does not wait for it after its send
+ *     either: the root listens all along and says nothing there to wait for.
  *   - The transmit start is delayed by a random part of the interval
  *     (sched_jitter_span) so a level does not contend at one instant, a node
  *     that listened for children too (core/runs.c, jitter). Tuples of epochs from
@@ -79,9 +82,25 @@
  * that hears a downward packet from upstream stays awake a while
  * (CTL_AWAKE_MS) and forwards in its own slot, which follows at once: a burst
  * crosses one level per slot, and nodes woken by its first packet hear the
- * rest at radio speed. Listening costs SCHED_CTL_SLOT_MS per period (6 %) on
- * nodes that otherwise sleep; a network where no query runs never sleeps and
- * floods at radio speed anyway.
+ * rest at radio speed. Listening costs SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS per
+ * period (11 %) on nodes that otherwise sleep; a network where no query runs
+ * never sleeps and floods at radio speed anyway.
+ *
+ * At long epochs that 11 % is most of what a node spends: 5.2 mW of the 1.86 mW
+ * that two AA cells allow over 24 weeks (TODS 2005 §3.6, docs/papers.md). So a
+ * query with epochs of SCHED_LONG_EPOCH_MS and more keeps one wave an epoch
+ * instead: depth d's slot starts d x SCHED_CTL_SLOT_MS after each of its epochs'
+ * starts (sched_wave_since; not modulo a period, so the burst crosses any depth
+ * the radio forms in one go), and a node running it that would sleep listens
+ * only in its parent's slot of that wave. Every node of the query cuts its
+ * epochs at the same logical times, so the whole tree listens in the same wave,
+ * and a DEL, RATE or command reaches every node within an epoch. A node sends
+ * downward control in its slot of the wave of a running long-epoch query if it
+ * runs one (run_send_wave) -- its children, running that query too, may listen
+ * in no other -- and in every period's otherwise; it listens in every wave of
+ * each query it runs (every period's while a short-epoch query runs). Shorter
+ * epochs keep the wave of every period exactly as before: delivery and stops on
+ * them are measured with it.
  *
  * All times are logical milliseconds modulo 2^32; compare with sched_due().
  */
@@ -106,6 +125,14 @@
 #define SCHED_CTL_PERIOD_MS 1024u /* the down wave's period */
 /* One level's down slot: a packet that starts in its first backoff ends in it (64 ms). */
 #define SCHED_CTL_SLOT_MS (RADIO_SEND_MS + RADIO_BYTES_MS(RADIO_BACKOFF_BYTES))
+/* Epochs from this long keep one down wave an epoch instead of one a control period
+ * (see above), and a child of the root does not wait for it after its send
+ * (core/runs.c). Six periods (6.1 s): each such epoch saves at least 5/6 of the
+ * listening; shorter epochs keep every period's wave. Not eight: the planner's period
+ * for two AA cells over 24 weeks (TODS 2005 §3.6) is 7.2 s with one wave an epoch, and
+ * any lifetime whose period falls below the threshold is planned at the threshold
+ * (gateway/plan/lifetime.py), outlasting its request. */
+#define SCHED_LONG_EPOCH_MS (6u * SCHED_CTL_PERIOD_MS)
 
 /* Epoch length in ms for an epochDuration in 10-ms units (0x7FFF = ONCE). */
 uint32_t sched_epoch_ms(int16_t units);
@@ -158,6 +185,17 @@ uint32_t sched_interval_start(uint32_t epoch_start, uint32_t epoch_ms, uint8_t k
 /* Time since the last start of `depth`'s down slot, in [0, SCHED_CTL_PERIOD_MS):
  * below SCHED_CTL_SLOT_MS the slot is on; the next one starts PERIOD - offset later. */
 uint32_t sched_down_offset(uint32_t now, uint8_t depth);
+
+/*
+ * The same for the down wave of a query with epochs of `wave_ms` (0: the wave of every
+ * control period, sched_down_offset): from SCHED_LONG_EPOCH_MS on, one wave an epoch,
+ * `depth`'s slot depth x SCHED_CTL_SLOT_MS after each epoch's start. sched_wave_since is
+ * the time since the slot last started, sched_wave_until the time until it next starts
+ * (> 0).
+ */
+uint32_t sched_wave_ms(uint32_t epoch_ms);
+uint32_t sched_wave_since(uint32_t now, uint32_t wave_ms, uint8_t depth);
+uint32_t sched_wave_until(uint32_t now, uint32_t wave_ms, uint8_t depth);
 
 /* 1 if logical time `t` has been reached at `now` (wrap-safe). */
 static inline uint8_t sched_due(uint32_t t, uint32_t now) { return (int32_t)(now - t) >= 0; }

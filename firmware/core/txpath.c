@@ -319,7 +319,7 @@ uint8_t tx_down_gate(const mote_state *st, uint8_t is_del)
     now = mote_now(st);
     if ((int32_t)(st->ctl_until - now) > 0)
         return 1;
-    return sched_down_offset(now, depth) < SCHED_CTL_SLOT_MS;
+    return sched_wave_since(now, run_send_wave(st), depth) < SCHED_CTL_SLOT_MS;
 }
 
 uint8_t tx_results_gate(const mote_state *st, uint32_t now)
