@@ -52,23 +52,16 @@ static uint8_t seeking_route(const mote_state *st)
 
 /*
  * The parent's down slot (core/schedule.h), plus the time a packet started at its end
- * needs: a node that would sleep listens then for downward control -- in the wave of
- * every control period while a query with short epochs runs, and in the one wave an
- * epoch of each query with long epochs (the wave its parent sends in, run_send_wave).
+ * needs: a node that would sleep listens then for downward control, in the node's down
+ * wave (run_send_wave: every control period's, or once an epoch).
  */
 #define PARENT_SLOT_LISTEN_MS (SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS)
 
 static uint8_t in_parent_down_slot(const mote_state *st, uint32_t now)
 {
-    uint8_t depth = routing_depth(&st->rt), i;
-    if (depth == 0 || depth == ROUTING_DEPTH_NONE)
-        return 0;
-    for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status >= QUERY_RUNNING &&
-            sched_wave_since(now, sched_wave_ms(st->run[i].epoch_ms), (uint8_t)(depth - 1u)) <
-                PARENT_SLOT_LISTEN_MS)
-            return 1;
-    return 0;
+    uint8_t depth = routing_depth(&st->rt);
+    return depth != 0 && depth != ROUTING_DEPTH_NONE &&
+           sched_wave_since(now, run_send_wave(st), (uint8_t)(depth - 1u)) < PARENT_SLOT_LISTEN_MS;
 }
 
 /*
@@ -141,16 +134,14 @@ static void wave_event(uint32_t now, uint32_t *next, uint32_t wave_ms, uint8_t d
 static uint32_t down_slot_event(const mote_state *st, uint32_t now)
 {
     uint32_t next = now + 0x7FFFFFFFu; /* nothing due (rearm, earliest) */
-    uint8_t depth = routing_depth(&st->rt), i;
+    uint32_t wave = run_send_wave(st);
+    uint8_t depth = routing_depth(&st->rt);
     if (depth == ROUTING_DEPTH_NONE)
         return now + SCHED_CTL_PERIOD_MS;
     if (depth != 0)
-        for (i = 0; i < QUERY_SLOTS; i++)
-            if (st->queries.slot[i].status >= QUERY_RUNNING)
-                wave_event(now, &next, sched_wave_ms(st->run[i].epoch_ms), (uint8_t)(depth - 1u),
-                           PARENT_SLOT_LISTEN_MS);
+        wave_event(now, &next, wave, (uint8_t)(depth - 1u), PARENT_SLOT_LISTEN_MS);
     if (tx_down_waiting(st))
-        wave_event(now, &next, run_send_wave(st), depth, SCHED_CTL_SLOT_MS);
+        wave_event(now, &next, wave, depth, SCHED_CTL_SLOT_MS);
     return next;
 }
 

@@ -243,6 +243,8 @@ struct mote_state {
     uint8_t flags;            /* MOTE_F_* */
     uint8_t alarm_armed;      /* the platform holds an alarm at alarm_at (hal time) */
     uint8_t am_group;         /* AM group of every radio packet sent and accepted */
+    uint16_t wave_units;      /* the down wave kept (schedule.h): a long epoch in 10-ms units,
+                                 0 for every period's; changed only as an epoch begins */
 
     routing rt;
     serial_rx srx;

@@ -57,9 +57,8 @@ void run_advance(mote_state *st, uint8_t slot, uint32_t now);
  * run_relays_tuples: this node is such a relay.
  */
 uint8_t run_tuples_running(const mote_state *st);
-/* The epoch of the down wave downward control goes in (core/schedule.h): a running
- * query's with long epochs, if any -- its children, running it too, may listen in no
- * other --, else 0, the wave of every control period. */
+/* The node's down wave (core/schedule.h), which it listens and sends downward control
+ * in: a long epoch in ms, or 0 for every control period's (core/runs.c, take_wave). */
 uint32_t run_send_wave(const mote_state *st);
 uint8_t run_relays_tuples(const mote_state *st);
 

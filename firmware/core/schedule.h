@@ -50,10 +50,9 @@
  *     the parent's first result or beacon ends the wait for it; an alarm at the
  *     end of the parent's interval is only the fallback when it is silent.
  *     Whether a node has children is what routing says or what it heard in the
- *     last CHILD_MEMORY_EPOCHS epochs (CHILD_MEMORY_LONG_EPOCHS at long epochs,
- *     below: counted in epochs, the memory outlasted the child by tens of minutes).
- *     At long epochs a child of the root does not wait for it after its send
- *     either: the root listens all along and says nothing there to wait for.
+ *     last CHILD_MEMORY_EPOCHS epochs. At long epochs (below) a leaf child of
+ *     the root does not wait for it after its send either: the root listens all
+ *     along and says nothing there to wait for.
  *   - The transmit start is delayed by a random part of the interval
  *     (sched_jitter_span) so a level does not contend at one instant, a node
  *     that listened for children too (core/runs.c, jitter). Tuples of epochs from
@@ -87,20 +86,24 @@
  * never sleeps and floods at radio speed anyway.
  *
  * At long epochs that 11 % is most of what a node spends: 5.2 mW of the 1.86 mW
- * that two AA cells allow over 24 weeks (TODS 2005 §3.6, docs/papers.md). So a
- * query with epochs of SCHED_LONG_EPOCH_MS and more keeps one wave an epoch
- * instead: depth d's slot starts d x SCHED_CTL_SLOT_MS after each of its epochs'
- * starts (sched_wave_since; not modulo a period, so the burst crosses any depth
- * the radio forms in one go), and a node running it that would sleep listens
- * only in its parent's slot of that wave. Every node of the query cuts its
- * epochs at the same logical times, so the whole tree listens in the same wave,
- * and a DEL, RATE or command reaches every node within an epoch. A node sends
- * downward control in its slot of the wave of a running long-epoch query if it
- * runs one (run_send_wave) -- its children, running that query too, may listen
- * in no other -- and in every period's otherwise; it listens in every wave of
- * each query it runs (every period's while a short-epoch query runs). Shorter
- * epochs keep the wave of every period exactly as before: delivery and stops on
- * them are measured with it.
+ * that two AA cells allow over 24 weeks (TODS 2005 §3.6, docs/papers.md). So
+ * from SCHED_LONG_EPOCH_MS on a node keeps one wave an epoch instead: depth d's
+ * slot starts d x SCHED_CTL_SLOT_MS after each epoch's start (sched_wave_since;
+ * not modulo a period, so the burst crosses any depth the radio forms in one
+ * go), and a node that would sleep listens only in its parent's slot of it.
+ * Every node of a query cuts its epochs at the same logical times, so the whole
+ * tree listens in the same wave, and a DEL, RATE or command crosses it within an
+ * epoch (a node that missed it: its parent's echoes come a wave later, and
+ * a parent answers a straggler's result at once, core/stops.c). A node keeps
+ * one wave, sends and listens in it (run_send_wave), and changes it only as one
+ * of its epochs begins (core/runs.c, take_wave): the wave of its queries' epoch
+ * -- the longest, should several run -- once every one has begun an epoch and
+ * all are long, else every period's. So a new query spreads in the wave the
+ * nodes already keep (one that runs nothing listens all along), and a RATE goes
+ * down in the wave its children still keep. A downward packet waiting for the
+ * wave lets the beacons and requests queued behind it go first (core/txpath.c).
+ * Shorter epochs keep the wave of every period exactly as before: delivery and
+ * stops on them are measured with it.
  *
  * All times are logical milliseconds modulo 2^32; compare with sched_due().
  */
@@ -126,7 +129,7 @@
 /* One level's down slot: a packet that starts in its first backoff ends in it (64 ms). */
 #define SCHED_CTL_SLOT_MS (RADIO_SEND_MS + RADIO_BYTES_MS(RADIO_BACKOFF_BYTES))
 /* Epochs from this long keep one down wave an epoch instead of one a control period
- * (see above), and a child of the root does not wait for it after its send
+ * (see above), and a leaf child of the root does not wait for it after its send
  * (core/runs.c). Six periods (6.1 s): each such epoch saves at least 5/6 of the
  * listening; shorter epochs keep every period's wave. Not eight: the planner's period
  * for two AA cells over 24 weeks (TODS 2005 §3.6) is 7.2 s with one wave an epoch, and

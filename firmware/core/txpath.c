@@ -554,6 +554,31 @@ static uint8_t wait_to_bundle(mote_state *st)
     return 1;
 }
 
+/*
+ * A downward packet waiting for its slot of a down wave once an epoch (core/schedule.h)
+ * held up the beacons and query requests queued behind it for up to an epoch: the first
+ * of those goes ahead of it (the downward packets keep their order).
+ */
+static void promote_other(mote_state *st)
+{
+    uint8_t k, at, prev;
+    ctl_packet moved;
+    if (!run_send_wave(st))
+        return;
+    for (k = 1; k < st->ctl_count; k++) {
+        at = (uint8_t)((st->ctl_head + k) % CTLQ_LEN);
+        if (is_downward(&st->ctlq[at]))
+            continue;
+        moved = st->ctlq[at];
+        for (; k > 0; k--) { /* shift the downward packets before it back by one */
+            prev = (uint8_t)((st->ctl_head + k - 1u) % CTLQ_LEN);
+            st->ctlq[(st->ctl_head + k) % CTLQ_LEN] = st->ctlq[prev];
+        }
+        st->ctlq[st->ctl_head] = moved;
+        return;
+    }
+}
+
 void tx_pump(mote_state *st)
 {
     /* A relay gathering a bundle stops waiting once its queue cannot take the next
@@ -574,8 +599,14 @@ void tx_pump(mote_state *st)
     if (st->radio_busy || (st->retry_pending && !st->ctl_count))
         return;
     if (st->ctl_count) {
-        ctl_packet *p = &st->ctlq[st->ctl_head];
-        uint8_t p_am = p->bytes[2], down = is_downward(p);
+        ctl_packet *p;
+        uint8_t p_am, down;
+        if (is_downward(&st->ctlq[st->ctl_head]) &&
+            !tx_down_gate(st, is_del(&st->ctlq[st->ctl_head])) && tx_gate(st))
+            promote_other(st);
+        p = &st->ctlq[st->ctl_head];
+        p_am = p->bytes[2];
+        down = is_downward(p);
         if (!(down ? tx_down_gate(st, is_del(p)) : tx_gate(st))) {
             /* A downward packet waiting for its slot holds no result up. */
             if (down && !st->retry_pending && !st->held.waits &&
