@@ -111,7 +111,6 @@
  * unchanged on `logistic`, SELECTs untouched (records only). */
 #define RECORD_RETRY_SPREAD_MS 128u
 #define CHILD_MEMORY_EPOCHS 8u   /* epochs a node counts as a parent after hearing a child */
-#define CHILD_MEMORY_LONG_EPOCHS 2u /* ...at epochs from SCHED_LONG_EPOCH_MS (core/runs.c) */
 
 /*
  * Where a query is within its epoch: the next thing to happen. A node with

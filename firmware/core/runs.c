@@ -426,12 +426,6 @@ static uint8_t begin_epoch(mote_state *st, uint8_t slot)
     run->emitted = 0;
     st->stats.epochs++;
     st->gate_open &= (uint8_t)~(1u << slot);
-    /* Counted in epochs, a relay's memory of a child heard once outlasts it at long
-     * epochs: a leaf that relayed a neighbour's tuple while the tree formed listened all
-     * along for eight epochs (44 minutes at 327.66 s). Two: a child sends every epoch,
-     * and routing knows children from their beacons, which ride on every epoch's send. */
-    if (sched_wave_ms(run->epoch_ms) && st->child_epochs > CHILD_MEMORY_LONG_EPOCHS)
-        st->child_epochs = CHILD_MEMORY_LONG_EPOCHS;
     if (st->child_epochs)
         st->child_epochs--;
     if (q->status == QUERY_RUNNING)
@@ -479,12 +473,15 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
     }
     share_on_transmit(st); /* the parent listens now */
     run->phase = PH_PARENT;
-    /* A child of the root at long epochs does not wait for it: the root listens all
+    /* A leaf child of the root at long epochs does not wait for it: the root listens all
      * along, counts no misses (miss_limit) and sends nothing in its interval but a
      * beacon, and the wait, up to two intervals of P / 8, was a share of the epoch: at
      * 327.66 s a leaf of a star was awake 25 s an epoch, all but 0.3 s of it waiting
-     * (docs/papers.md, §3.6). Shorter epochs keep the wait (delivery is measured there). */
-    if (routing_parent(&st->rt) == MOTE_ROOT_ID && sched_wave_ms(run->epoch_ms)) {
+     * (docs/papers.md, §3.6). A relay waits on: its children's records that come after
+     * its own still find it awake. Shorter epochs keep the wait (delivery is measured
+     * there). */
+    if (routing_parent(&st->rt) == MOTE_ROOT_ID && sched_wave_ms(run->epoch_ms) &&
+        !may_have_children(&st->rt, st->child_epochs != 0)) {
         run->next_at = now;
         return;
     }
