@@ -112,8 +112,8 @@ uint32_t sched_wave_since(uint32_t now, uint32_t wave_ms, uint8_t depth)
         return sched_down_offset(now, depth);
     /* Epochs start at multiples of wave_ms in logical time (sched_label_start); the
      * slots follow each start one level per slot, not modulo a period, so a wave
-     * crosses any depth in one burst (depth 254: 16 s, within an epoch from 8 s only
-     * to depth 126 -- far deeper than a tree the radio forms). */
+     * crosses any depth in one burst (depth 254: 16 s; within the shortest long epoch,
+     * 6.1 s, to depth 94 -- far deeper than a tree the radio forms). */
     return (now - (uint32_t)depth * SCHED_CTL_SLOT_MS) % wave_ms;
 }
 
