@@ -140,7 +140,7 @@ static uint32_t down_slot_event(const mote_state *st, uint32_t now)
         return now + SCHED_CTL_PERIOD_MS;
     if (depth != 0)
         wave_event(now, &next, wave, (uint8_t)(depth - 1u), PARENT_SLOT_LISTEN_MS);
-    if (tx_down_waiting(st))
+    if (tx_down_waiting(st) || stops_wave_waiting(st))
         wave_event(now, &next, wave, depth, SCHED_CTL_SLOT_MS);
     return next;
 }
@@ -183,7 +183,7 @@ static void rearm(mote_state *st)
     }
     if (running && st->id != MOTE_ROOT_ID)
         earliest(now, &next, down_slot_event(st, now));
-    else if (tx_down_waiting(st))
+    else if (tx_down_waiting(st) || stops_wave_waiting(st))
         earliest(now, &next, down_slot_event(st, now));
     next -= st->clock_offset;
     /* Most packets change no deadline: spare the platform a timer update. */
