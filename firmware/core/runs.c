@@ -91,7 +91,7 @@ static uint8_t aggregates_running(const mote_state *st)
 
 uint32_t run_send_wave(const mote_state *st)
 {
-    return (uint32_t)st->wave_units * SCHED_EPOCH_UNIT_MS;
+    return (uint32_t)st->wave_units * SCHED_EPOCH_UNIT_MS / SCHED_LONG_WAVES;
 }
 
 /*

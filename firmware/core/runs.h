@@ -58,7 +58,8 @@ void run_advance(mote_state *st, uint8_t slot, uint32_t now);
  */
 uint8_t run_tuples_running(const mote_state *st);
 /* The node's down wave (core/schedule.h), which it listens and sends downward control
- * in: a long epoch in ms, or 0 for every control period's (core/runs.c, take_wave). */
+ * in: the period of a long epoch's waves (epoch / SCHED_LONG_WAVES) in ms, or 0 for every
+ * control period's (core/runs.c, take_wave). */
 uint32_t run_send_wave(const mote_state *st);
 uint8_t run_relays_tuples(const mote_state *st);
 

@@ -110,10 +110,11 @@ uint32_t sched_wave_since(uint32_t now, uint32_t wave_ms, uint8_t depth)
 {
     if (!wave_ms)
         return sched_down_offset(now, depth);
-    /* Epochs start at multiples of wave_ms in logical time (sched_label_start); the
-     * slots follow each start one level per slot, not modulo a period, so a wave
-     * crosses any depth in one burst (depth 254: 16 s; within the shortest long epoch,
-     * 6.1 s, to depth 94 -- far deeper than a tree the radio forms). */
+    /* Epochs start at multiples of the epoch in logical time (sched_label_start), hence
+     * of wave_ms, a whole fraction of it; the slots follow each start one level per
+     * slot, not modulo a period, so a wave crosses any depth in one burst (depth 254:
+     * 16 s; within the shortest long epoch's half, 3.1 s, to depth 47 -- far deeper
+     * than a tree the radio forms). */
     return (now - (uint32_t)depth * SCHED_CTL_SLOT_MS) % wave_ms;
 }
 

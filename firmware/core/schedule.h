@@ -87,14 +87,22 @@
  *
  * At long epochs that 11 % is most of what a node spends: 5.2 mW of the 1.86 mW
  * that two AA cells allow over 24 weeks (TODS 2005 §3.6, docs/papers.md). So
- * from SCHED_LONG_EPOCH_MS on a node keeps one wave an epoch instead: depth d's
- * slot starts d x SCHED_CTL_SLOT_MS after each epoch's start (sched_wave_since;
- * not modulo a period, so the burst crosses any depth the radio forms in one
- * go), and a node that would sleep listens only in its parent's slot of it.
+ * from SCHED_LONG_EPOCH_MS on a node keeps SCHED_LONG_WAVES waves an epoch
+ * instead: depth d's slot starts d x SCHED_CTL_SLOT_MS after each epoch's start
+ * and after each 1 / SCHED_LONG_WAVES of the epoch (sched_wave_since; not modulo
+ * a period, so the burst crosses any depth the radio forms in one go), and a
+ * node that would sleep listens only in its parent's slot of them.
  * Every node of a query cuts its epochs at the same logical times, so the whole
- * tree listens in the same wave, and a DEL, RATE or command crosses it within an
- * epoch (a node that missed it: its parent's echoes come a wave later, and
- * a parent answers a straggler's result at once, core/stops.c). A node keeps
+ * tree listens in the same wave, and a DEL, RATE or command crosses it within half
+ * an epoch (a node that missed it: its parent's echoes come a wave later, and
+ * a parent answers a straggler's result at once, core/stops.c). Two waves, not
+ * one: with one, a relay that missed its wave's DEL -- a whole level forwards in
+ * one slot -- heard it from a neighbour a second or two later, but its sleeping
+ * children only in the next epoch's wave or as they sent, having sampled twice
+ * after the stop (sinr 100-node grid at 8 s, seeds 1-10: 36 of 1,000 nodes
+ * sampled two epochs after the stop, 1 three; with two waves 6 and 2; with a wave
+ * every period, none past one). The second wave costs a leaf about 127 ms awake an
+ * epoch (docs/papers.md, §3.6). A node keeps
  * one wave, sends and listens in it (run_send_wave), and changes it only as one
  * of its epochs begins (core/runs.c, take_wave): the wave of its queries' epoch
  * -- the longest, should several run -- once every one has begun an epoch and
@@ -128,14 +136,17 @@
 #define SCHED_CTL_PERIOD_MS 1024u /* the down wave's period */
 /* One level's down slot: a packet that starts in its first backoff ends in it (64 ms). */
 #define SCHED_CTL_SLOT_MS (RADIO_SEND_MS + RADIO_BYTES_MS(RADIO_BACKOFF_BYTES))
-/* Epochs from this long keep one down wave an epoch instead of one a control period
- * (see above), and a leaf child of the root does not wait for it after its send
- * (core/runs.c). Six periods (6.1 s): each such epoch saves at least 5/6 of the
- * listening; shorter epochs keep every period's wave. Not eight: the planner's period
- * for two AA cells over 24 weeks (TODS 2005 §3.6) is 7.2 s with one wave an epoch, and
- * any lifetime whose period falls below the threshold is planned at the threshold
- * (gateway/plan/lifetime.py), outlasting its request. */
+/* Epochs from this long keep SCHED_LONG_WAVES down waves an epoch instead of one a
+ * control period (see above), and a leaf child of the root does not wait for it after
+ * its send (core/runs.c). Six periods (6.1 s): each such epoch saves at least 2/3 of
+ * the listening; shorter epochs keep every period's wave. Any lifetime whose period
+ * falls below the threshold is planned at the threshold (gateway/plan/lifetime.py),
+ * outlasting its request. */
 #define SCHED_LONG_EPOCH_MS (6u * SCHED_CTL_PERIOD_MS)
+/* Waves an epoch from SCHED_LONG_EPOCH_MS on: epochs are multiples of 10 ms, so half
+ * of one is a whole number of ms and every wave starts at the same logical time on
+ * every node. */
+#define SCHED_LONG_WAVES 2u
 
 /* Epoch length in ms for an epochDuration in 10-ms units (0x7FFF = ONCE). */
 uint32_t sched_epoch_ms(int16_t units);
@@ -190,9 +201,10 @@ uint32_t sched_interval_start(uint32_t epoch_start, uint32_t epoch_ms, uint8_t k
 uint32_t sched_down_offset(uint32_t now, uint8_t depth);
 
 /*
- * The same for the down wave of a query with epochs of `wave_ms` (0: the wave of every
- * control period, sched_down_offset): from SCHED_LONG_EPOCH_MS on, one wave an epoch,
- * `depth`'s slot depth x SCHED_CTL_SLOT_MS after each epoch's start. sched_wave_since is
+ * The same for a down wave every `wave_ms` (0: the wave of every control period,
+ * sched_down_offset): from SCHED_LONG_EPOCH_MS on, SCHED_LONG_WAVES an epoch (wave_ms =
+ * epoch / SCHED_LONG_WAVES, run_send_wave), `depth`'s slot depth x SCHED_CTL_SLOT_MS
+ * after each wave's start, the first at the epoch's. sched_wave_since is
  * the time since the slot last started, sched_wave_until the time until it next starts
  * (> 0).
  */
