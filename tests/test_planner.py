@@ -288,13 +288,13 @@ def test_improve_probability_of_a_two_epoch_window() -> None:
 
 
 #: A querying node listens 114 ms in its parent's down slot (schedule.h) at 46.2 mW (CPU +
-#: radio) -- every 1,024 ms below 6,144-ms epochs, once an epoch from there on -- and
+#: radio) -- every 1,024 ms below 6,144-ms epochs, twice an epoch from there on -- and
 #: sleeps at 0.045 mW otherwise.
 DOWN = 114 / 1024
 SLEEP_MW = 0.045
 LEAF_FLOOR_MW = DOWN * 46.2 + (1 - DOWN) * SLEEP_MW
-#: The whole awake time of a long epoch for a child of the root, the down slot included.
-LONG_EPOCH_AWAKE_MS = 234.0
+#: The whole awake time of a long epoch for a child of the root, the down slots included.
+LONG_EPOCH_AWAKE_MS = 361.0
 
 
 def _spend_mw(e_s_uj: float, floor_mw: float, period_ms: float) -> float:
@@ -302,11 +302,11 @@ def _spend_mw(e_s_uj: float, floor_mw: float, period_ms: float) -> float:
     return floor_mw + e_s_uj / period_ms
 
 
-def test_the_papers_24_weeks_plan_one_down_wave_an_epoch() -> None:
+def test_the_papers_24_weeks_plan_two_down_waves_an_epoch() -> None:
     """TODS 2005 §3.6's example. 27,000 J over 4,032 h is 1.86 mW; a leaf listening in
     every control period's down slot spent 5.18 mW on that alone. From 6,144-ms epochs the
-    wave comes once an epoch and a child of the root sleeps but for 234 ms an epoch: a
-    sample every 7.217 s (the paper: 15.2 s; docs/papers.md)."""
+    wave comes twice an epoch and a child of the root sleeps but for 361 ms an epoch: a
+    sample every 10.45 s (the paper: 15.2 s; docs/papers.md)."""
     plan = compile_query("SELECT nodeid, light FROM sensors LIFETIME 24 weeks")
     estimate = plan.explanation.lifetime
     assert estimate is not None and estimate.long_epochs
@@ -317,18 +317,18 @@ def test_the_papers_24_weeks_plan_one_down_wave_an_epoch() -> None:
         + model.radio_tx_uj_per_message
         + LONG_EPOCH_AWAKE_MS * 46.2
     )
-    assert e_s == pytest.approx(13_099.89)
+    assert e_s == pytest.approx(18_967.29)
     p_h = 27_000.0 / 4032.0
     period = 3_600_000.0 / ((p_h - SLEEP_MW * 3.6) / (e_s * 1e-6))
-    assert period == pytest.approx(7217.1, abs=0.1)
+    assert period == pytest.approx(10449.6, abs=0.1)
     assert estimate.e_s_uj == pytest.approx(e_s)
     assert estimate.floor_mw == pytest.approx(SLEEP_MW)
     assert estimate.period_ms == pytest.approx(period)
-    assert plan.epoch_units == 722
+    assert plan.epoch_units == 1045
     text = explain(plan)
-    assert "schedule: down wave once an epoch (epochs from 6.144 s)" in text
-    assert "epoch awake 234.0 ms x 46.2 mW = 13,099.89 µJ" in text
-    assert "period = 3600 s / T = 7.217 s" in text
+    assert "schedule: down wave twice an epoch (epochs from 6.144 s)" in text
+    assert "epoch awake 361.0 ms x 46.2 mW = 18,967.29 µJ" in text
+    assert "period = 3600 s / T = 10.450 s" in text
 
 
 def test_the_papers_4_and_1_weeks_keep_the_wave_of_every_period() -> None:

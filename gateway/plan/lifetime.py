@@ -19,8 +19,8 @@ regimes, and the period is the shortest one of either that the budget pays for:
   the floor), and around its send it is awake for a time that grows with the epoch's
   intervals (P / 4..8): it samples, sends, and waits for the end of its parent's interval
   (core/runs.c). That time is measured (SHORT_EPOCH_AWAKE_MS), not derived.
-- From LONG_EPOCH_MS on: the down wave comes once an epoch, so the node listens 114 ms an
-  epoch and has no floor but sleep; a child of the root does not wait for it after
+- From LONG_EPOCH_MS on: the down wave comes twice an epoch, so the node listens 2 x 114 ms
+  an epoch and has no floor but sleep; a child of the root does not wait for it after
   sending; what is left is a fixed wake-up, LONG_EPOCH_AWAKE_MS an epoch in all.
 
 A period the budget allows only in the long regime but shorter than LONG_EPOCH_MS is
@@ -55,7 +55,7 @@ HOURS_PER_MS = 1.0 / 3_600_000.0
 #: (SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS) of the down wave.
 DOWN_SLOT_LISTEN_MS = 64.0 + 50.0
 CTL_PERIOD_MS = 1024.0
-#: SCHED_LONG_EPOCH_MS: from here on the down wave comes once an epoch.
+#: SCHED_LONG_EPOCH_MS: from here on the down wave comes SCHED_LONG_WAVES (2) times an epoch.
 LONG_EPOCH_MS = 6 * CTL_PERIOD_MS
 SCHED_INTERVALS_MAX = 8
 #: Short epochs: awake time per epoch over the down-slot floor, beyond what the radio
@@ -91,10 +91,10 @@ SHORT_EPOCH_AWAKE_MS: tuple[tuple[float, float], ...] = (
     (5000.0, 334.3),
     (6000.0, 291.6),
 )
-#: Long epochs: the whole epoch's awake time, the down slot's 114 ms included; measured
-#: likewise at 8.2-31 s (230-238 ms, the same at every period: nothing in it grows with
-#: the epoch).
-LONG_EPOCH_AWAKE_MS = 234.0
+#: Long epochs: the whole epoch's awake time, the two down slots' 2 x 114 ms included;
+#: measured likewise at 8.2, 15.2 and 31 s (360-377 ms, median 361; the same at every
+#: period: nothing in it grows with the epoch). With one wave an epoch it was 234 ms.
+LONG_EPOCH_AWAKE_MS = 361.0
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ class LifetimeEstimate:
         b = self.battery
         sensors = " + ".join(f"{uj:g} ({name})" for name, uj in self.sensors) or "0"
         regime = (
-            f"down wave once an epoch (epochs from {LONG_EPOCH_MS / 1000.0:g} s)"
+            f"down wave twice an epoch (epochs from {LONG_EPOCH_MS / 1000.0:g} s)"
             if self.long_epochs
             else "down wave every 1.024 s"
         )
@@ -303,7 +303,7 @@ def schedule_floor(*, children: int, aggregate: bool, long: bool) -> tuple[str, 
     """(role, awake fraction) the slot schedule imposes whatever the period.
 
     Below LONG_EPOCH_MS every querying node listens in its parent's down slot of every
-    control period; from it on once an epoch (counted in ``epoch_awake_ms``). A relay of
+    control period; from it on twice an epoch (counted in ``epoch_awake_ms``). A relay of
     aggregates also listens through its children's interval and overhears its parent's:
     two of the epoch's intervals, which are P / 4..8 (schedule.h), so a share of the
     epoch that no longer period shrinks; 2 / 8 is the share at epochs of 8 s and more, a
