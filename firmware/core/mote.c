@@ -61,7 +61,7 @@ static uint8_t in_parent_down_slot(const mote_state *st, uint32_t now)
 {
     uint8_t depth = routing_depth(&st->rt);
     return depth != 0 && depth != ROUTING_DEPTH_NONE &&
-           sched_wave_since(now, run_send_wave(st), (uint8_t)(depth - 1u)) < PARENT_SLOT_LISTEN_MS;
+           run_wave_since(st, now, (uint8_t)(depth - 1u)) < PARENT_SLOT_LISTEN_MS;
 }
 
 /*
@@ -118,12 +118,12 @@ static void earliest(uint32_t now, uint32_t *next, uint32_t t)
 }
 
 /* The next start or end of `depth`'s slot of the wave of `wave_ms` (open for `len`). */
-static void wave_event(uint32_t now, uint32_t *next, uint32_t wave_ms, uint8_t depth,
-                       uint32_t len)
+static void wave_event(const mote_state *st, uint32_t now, uint32_t *next, uint32_t wave_ms,
+                       uint8_t depth, uint32_t len)
 {
-    uint32_t since = sched_wave_since(now, wave_ms, depth);
+    uint32_t since = run_wave_since(st, now, depth);
     earliest(now, next,
-             now + (since < len ? len - since : sched_wave_until(now, wave_ms, depth)));
+             now + (since < len ? len : wave_ms ? wave_ms : SCHED_CTL_PERIOD_MS) - since);
 }
 
 /*
@@ -139,9 +139,9 @@ static uint32_t down_slot_event(const mote_state *st, uint32_t now)
     if (depth == ROUTING_DEPTH_NONE)
         return now + SCHED_CTL_PERIOD_MS;
     if (depth != 0)
-        wave_event(now, &next, wave, (uint8_t)(depth - 1u), PARENT_SLOT_LISTEN_MS);
+        wave_event(st, now, &next, wave, (uint8_t)(depth - 1u), PARENT_SLOT_LISTEN_MS);
     if (tx_down_waiting(st) || stops_wave_waiting(st))
-        wave_event(now, &next, wave, depth, SCHED_CTL_SLOT_MS);
+        wave_event(st, now, &next, wave, depth, SCHED_CTL_SLOT_MS);
     return next;
 }
 

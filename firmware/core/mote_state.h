@@ -151,7 +151,6 @@ typedef struct stop_memory {
     uint8_t head;                   /* next place to write */
     uint8_t due;                    /* bit i: a DEL for qid[i] should go */
     uint8_t echoes;                 /* bits 2i..2i+1: DELs for qid[i] still to repeat */
-    uint8_t replies;                /* bit i: a straggler of qid[i] was heard: a DEL at once */
     uint32_t reply_after;           /* long waves: no reply to a straggler before then */
 } stop_memory;
 

@@ -94,6 +94,11 @@ uint32_t run_send_wave(const mote_state *st)
     return (uint32_t)st->wave_units * SCHED_EPOCH_UNIT_MS / SCHED_LONG_WAVES;
 }
 
+MOTE_NOINLINE uint32_t run_wave_since(const mote_state *st, uint32_t now, uint8_t depth)
+{
+    return sched_wave_since(now, run_send_wave(st), depth);
+}
+
 /*
  * The node's down wave, taken as an epoch begins (schedule.h): the epoch of its running
  * queries -- the longest, should several run -- once every one has begun an epoch and

@@ -117,8 +117,3 @@ uint32_t sched_wave_since(uint32_t now, uint32_t wave_ms, uint8_t depth)
      * than a tree the radio forms). */
     return (now - (uint32_t)depth * SCHED_CTL_SLOT_MS) % wave_ms;
 }
-
-uint32_t sched_wave_until(uint32_t now, uint32_t wave_ms, uint8_t depth)
-{
-    return (wave_ms ? wave_ms : SCHED_CTL_PERIOD_MS) - sched_wave_since(now, wave_ms, depth);
-}

@@ -204,13 +204,11 @@ uint32_t sched_down_offset(uint32_t now, uint8_t depth);
  * The same for a down wave every `wave_ms` (0: the wave of every control period,
  * sched_down_offset): from SCHED_LONG_EPOCH_MS on, SCHED_LONG_WAVES an epoch (wave_ms =
  * epoch / SCHED_LONG_WAVES, run_send_wave), `depth`'s slot depth x SCHED_CTL_SLOT_MS
- * after each wave's start, the first at the epoch's. sched_wave_since is
- * the time since the slot last started, sched_wave_until the time until it next starts
- * (> 0).
+ * after each wave's start, the first at the epoch's: the time since the slot last
+ * started.
  */
 uint32_t sched_wave_ms(uint32_t epoch_ms);
 uint32_t sched_wave_since(uint32_t now, uint32_t wave_ms, uint8_t depth);
-uint32_t sched_wave_until(uint32_t now, uint32_t wave_ms, uint8_t depth);
 
 /* 1 if logical time `t` has been reached at `now` (wrap-safe). */
 static inline uint8_t sched_due(uint32_t t, uint32_t now) { return (int32_t)(now - t) >= 0; }

@@ -16,7 +16,6 @@ void stops_init(mote_state *st)
     st->stops.head = 0;
     st->stops.due = 0;
     st->stops.echoes = 0;
-    st->stops.replies = 0;
     st->stops.del_after = mote_now(st);
     st->stops.reply_after = st->stops.del_after;
 }
@@ -26,13 +25,6 @@ void stops_init(mote_state *st)
 static uint8_t long_wave(const mote_state *st)
 {
     return run_send_wave(st) != 0u;
-}
-
-static uint8_t in_own_slot(const mote_state *st, uint32_t now)
-{
-    uint8_t depth = routing_depth(&st->rt);
-    return depth != ROUTING_DEPTH_NONE &&
-           sched_wave_since(now, run_send_wave(st), depth) < SCHED_CTL_SLOT_MS;
 }
 
 static uint8_t index_of(const mote_state *st, uint8_t qid)
@@ -57,7 +49,6 @@ void stops_remember(mote_state *st, uint8_t qid)
     i = st->stops.head;
     st->stops.qid[i] = qid;
     st->stops.due &= (uint8_t)~(1u << i);
-    st->stops.replies &= (uint8_t)~(1u << i);
     st->stops.echoes &= (uint8_t)~ECHO_MASK(i);
     st->stops.head = (uint8_t)((i + 1u) % STOPS_REMEMBERED);
 }
@@ -68,60 +59,8 @@ void stops_forget(mote_state *st, uint8_t qid)
     if (i < STOPS_REMEMBERED) {
         st->stops.qid[i] = QUERY_NO_QID;
         st->stops.due &= (uint8_t)~(1u << i);
-        st->stops.replies &= (uint8_t)~(1u << i);
         st->stops.echoes &= (uint8_t)~ECHO_MASK(i);
     }
-}
-
-void stops_on_straggler(mote_state *st, uint8_t qid)
-{
-    uint8_t i;
-    if (qid == QUERY_NO_QID)
-        return;
-    if (st->id == MOTE_ROOT_ID)
-        stops_remember(st, qid); /* the root runs what the gateway runs: nothing else */
-    i = index_of(st, qid);
-    if (i < STOPS_REMEMBERED && long_wave(st)) {
-        /* The straggler listens for a moment after its send (ACTIVITY_HOLD_MS after the
-         * ack): the reply goes now, ahead of the tuple this node forwards for it -- queued
-         * after that, it came too late (sinr 100-node grid at 8 s: a leaf sent three
-         * epochs on, each reply starting as it fell asleep). It is not one of the echoes,
-         * which its sleeping siblings hear only in the wave. */
-        uint32_t now = mote_now(st);
-        if (!sched_due(st->stops.reply_after, now))
-            return;
-        st->stops.replies |= (uint8_t)(1u << i);
-        st->ctl_until = sched_later(st->ctl_until, now + STOPS_REPLY_MS);
-        stops_pump(st);
-    } else if (i < STOPS_REMEMBERED) {
-        uint32_t now = mote_now(st);
-        st->stops.due |= (uint8_t)(1u << i);
-        /* Not a control period after the last DEL: by then the straggler sleeps again.
-         * Replies keep a gap of their own, so a burst of its results asks one. */
-        if ((int32_t)(now - (st->stops.del_after - SCHED_CTL_PERIOD_MS)) >= (int32_t)STOPS_REPLY_GAP_MS)
-            st->stops.del_after = now;
-        /* The straggler is awake now -- it just sent, and listens for the ack and sends
-         * on -- while in the down slot it may well be sending to its parent: the DEL
-         * goes at once rather than wait for it (one per control period still). */
-        st->ctl_until = sched_later(st->ctl_until, now + STOPS_REPLY_MS);
-    }
-}
-
-void stops_echo(mote_state *st, uint8_t qid)
-{
-    uint8_t i = index_of(st, qid);
-    if (qid == QUERY_NO_QID || i == STOPS_REMEMBERED)
-        return;
-    st->stops.echoes = (uint8_t)((st->stops.echoes & ~ECHO_MASK(i)) | STOPS_ECHOES << (2u * i));
-    st->stops.due |= (uint8_t)(1u << i);
-    /* the first copy is on its way now: the echoes follow a period apart -- in a long
-     * wave, a wave apart (long_wave_pump) */
-    st->stops.del_after = mote_now(st) + (long_wave(st) ? SCHED_CTL_SLOT_MS : SCHED_CTL_PERIOD_MS);
-}
-
-uint8_t stops_wave_waiting(const mote_state *st)
-{
-    return st->stops.due && long_wave(st);
 }
 
 static void send_del(mote_state *st, uint8_t qid)
@@ -138,6 +77,59 @@ static void send_del(mote_state *st, uint8_t qid)
     tx_control(st, TOS_BCAST_ADDR, AM_QUERY, msg, TOS_DATA_LENGTH);
 }
 
+void stops_on_straggler(mote_state *st, uint8_t qid)
+{
+    uint8_t i;
+    uint32_t now;
+    if (qid == QUERY_NO_QID)
+        return;
+    if (st->id == MOTE_ROOT_ID)
+        stops_remember(st, qid); /* the root runs what the gateway runs: nothing else */
+    i = index_of(st, qid);
+    if (i == STOPS_REMEMBERED)
+        return;
+    now = mote_now(st);
+    if (long_wave(st)) {
+        /* The straggler listens for a moment after its send (ACTIVITY_HOLD_MS after the
+         * ack): the reply goes now, ahead of the tuple this node forwards for it --
+         * queued after that, it came too late (sinr 100-node grid at 8 s: a leaf sent
+         * three epochs on, each reply starting as it fell asleep). And it is no echo:
+         * the sleeping siblings hear those only in the wave (stops_pump). */
+        if (sched_due(st->stops.reply_after, now) && st->ctl_count < CTLQ_LEN) {
+            st->stops.reply_after = now + STOPS_REPLY_GAP_MS;
+            st->ctl_until = sched_later(st->ctl_until, now + STOPS_REPLY_MS);
+            send_del(st, qid);
+        }
+        return;
+    }
+    st->stops.due |= (uint8_t)(1u << i);
+    /* Not a control period after the last DEL: by then the straggler sleeps again.
+     * Replies keep a gap of their own, so a burst of its results asks one. */
+    if ((int32_t)(now - (st->stops.del_after - SCHED_CTL_PERIOD_MS)) >= (int32_t)STOPS_REPLY_GAP_MS)
+        st->stops.del_after = now;
+    /* The straggler is awake now -- it just sent, and listens for the ack and sends
+     * on -- while in the down slot it may well be sending to its parent: the DEL
+     * goes at once rather than wait for it (one per control period still). */
+    st->ctl_until = sched_later(st->ctl_until, now + STOPS_REPLY_MS);
+}
+
+void stops_echo(mote_state *st, uint8_t qid)
+{
+    uint8_t i = index_of(st, qid);
+    if (qid == QUERY_NO_QID || i == STOPS_REMEMBERED)
+        return;
+    st->stops.echoes = (uint8_t)((st->stops.echoes & ~ECHO_MASK(i)) | STOPS_ECHOES << (2u * i));
+    st->stops.due |= (uint8_t)(1u << i);
+    /* the first copy is on its way now: the echoes follow a period apart -- in a long
+     * wave, a wave apart (stops_pump) */
+    st->stops.del_after = mote_now(st) + (long_wave(st) ? SCHED_CTL_SLOT_MS : SCHED_CTL_PERIOD_MS);
+}
+
+uint8_t stops_wave_waiting(const mote_state *st)
+{
+    return st->stops.due && long_wave(st);
+}
+
 /*
  * In a long wave the echoes go only in the node's own slot, one a wave: queued at any
  * other time, an echo left in a straggler reply's window (stops_on_straggler), heard by
@@ -146,44 +138,13 @@ static void send_del(mote_state *st, uint8_t qid)
  * stop). Sending the first echo right behind the first copy, in the same slot, stopped
  * no more nodes: the slot is crowded with the level's copies already.
  */
-static void long_wave_pump(mote_state *st, uint32_t now)
-{
-    uint8_t i;
-    for (i = 0; i < STOPS_REMEMBERED; i++)
-        if (st->stops.replies & (1u << i)) {
-            st->stops.replies &= (uint8_t)~(1u << i);
-            st->stops.reply_after = now + STOPS_REPLY_GAP_MS;
-            send_del(st, st->stops.qid[i]);
-            return;
-        }
-    if (!st->stops.due || !sched_due(st->stops.del_after, now) || !in_own_slot(st, now))
-        return;
-    for (i = 0; i < STOPS_REMEMBERED; i++)
-        if (st->stops.due & (1u << i)) {
-            uint8_t left = (uint8_t)((st->stops.echoes >> (2u * i)) & 3u);
-            st->stops.due &= (uint8_t)~(1u << i);
-            if (left) {
-                st->stops.echoes = (uint8_t)(st->stops.echoes - (1u << (2u * i)));
-                if (left > 1u)
-                    st->stops.due |= (uint8_t)(1u << i);
-            }
-            send_del(st, st->stops.qid[i]);
-            st->stops.del_after = now + SCHED_CTL_SLOT_MS; /* the next: in the next wave */
-            return;
-        }
-}
 
 void stops_pump(mote_state *st)
 {
-    uint8_t i;
+    uint8_t i, wave = long_wave(st);
     uint32_t now = mote_now(st);
-    if (st->ctl_count == CTLQ_LEN)
-        return;
-    if (long_wave(st)) {
-        long_wave_pump(st, now);
-        return;
-    }
-    if (!st->stops.due || !sched_due(st->stops.del_after, now))
+    if (!st->stops.due || st->ctl_count == CTLQ_LEN || !sched_due(st->stops.del_after, now) ||
+        (wave && !tx_in_down_slot(st, now)))
         return;
     for (i = 0; i < STOPS_REMEMBERED; i++)
         if (st->stops.due & (1u << i)) {
@@ -195,7 +156,8 @@ void stops_pump(mote_state *st)
                     st->stops.due |= (uint8_t)(1u << i);
             }
             send_del(st, st->stops.qid[i]);
-            st->stops.del_after = now + SCHED_CTL_PERIOD_MS;
+            /* the next: a period later, or in the next wave */
+            st->stops.del_after = now + (wave ? SCHED_CTL_SLOT_MS : SCHED_CTL_PERIOD_MS);
             return;
         }
 }

@@ -319,7 +319,14 @@ uint8_t tx_down_gate(const mote_state *st, uint8_t is_del)
     now = mote_now(st);
     if ((int32_t)(st->ctl_until - now) > 0)
         return 1;
-    return sched_wave_since(now, run_send_wave(st), depth) < SCHED_CTL_SLOT_MS;
+    return tx_in_down_slot(st, now);
+}
+
+MOTE_NOINLINE uint8_t tx_in_down_slot(const mote_state *st, uint32_t now)
+{
+    uint8_t depth = routing_depth(&st->rt);
+    return depth != ROUTING_DEPTH_NONE &&
+           run_wave_since(st, now, depth) < SCHED_CTL_SLOT_MS;
 }
 
 uint8_t tx_results_gate(const mote_state *st, uint32_t now)
