@@ -46,10 +46,13 @@
  *     path cheaper by ROUTING_COST_MARGIN while advertising a cost below ours
  *     (cheaper_further: a descendant's cost is above ours, so it cannot route
  *     through us). Moves for a link happen once a beacon period, not while duty
- *     cycled under routing_keep_steady -- there only from a failing parent to
- *     a neighbour as deep as it, so our depth and the schedule stay; a
- *     candidate as deep as we are is considered only if heard this period and
- *     its id is lower than ours (two such moves at once close a loop). depth = parent depth + 1, at most
+ *     cycled under routing_keep_steady -- there only from a failing parent
+ *     (ROUTING_LINK_FAILING), to any candidate, a deeper one too: the
+ *     subtree loses an epoch of records moving, and every epoch staying. A
+ *     candidate as deep as we are is considered only if heard this period (the
+ *     last one, under routing_keep_steady: a node reconsiders only as it plans
+ *     an epoch, just after a tick) and its id is lower than ours (two such
+ *     moves at once close a loop). depth = parent depth + 1, at most
  *     ROUTING_MAX_DEPTH. A parent left keeps what its acks said in its
  *     estimate, or it would sound good again and win us back at once. The
  *     cost advertised in beacons is the path cost through the parent;
@@ -294,7 +297,7 @@ void routing_hold_switches(routing *rt, uint8_t on);
 
 /*
  * While on and duty cycled, a working parent is not left for a better link, only
- * when lost or for one closer to the root. A node whose records are merged up the
+ * when lost, when it fails, or for one closer to the root. A node whose records are merged up the
  * tree (aggregates) keeps it: a subtree that moves loses an epoch or two of
  * records on the way, more than a lossy link loses while the query runs.
  */

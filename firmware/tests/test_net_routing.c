@@ -800,6 +800,8 @@ static void test_no_loop_through_a_stale_descendant(void)
     CHECK_EQ(routing_searching(&rt), 1);
     hear(&rt, 7, 3, 6); /* it has not heard of our loss yet */
     CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE);
+    routing_tick(&rt); /* nor at the period's end: deeper than we were */
+    CHECK_EQ(routing_parent(&rt), ROUTING_PARENT_NONE);
     hear(&rt, 2, 1, 0); /* closer to the root than we were: safe at once */
     CHECK_EQ(routing_parent(&rt), 2);
     CHECK_EQ(routing_depth(&rt), 2);
@@ -866,6 +868,35 @@ static void test_parent_moving_deeper_but_cheaper_is_followed(void)
     routing_keep_steady(&rt, 1);
     hear_at_cost(&rt, 1, 3, 9, 20);
     CHECK(routing_parent(&rt) != 1);
+}
+
+/*
+ * Under steady aggregates a parent that fails is left even for a deeper path: staying,
+ * its subtree loses every epoch's records. The node reconsiders as it plans an epoch,
+ * just after a tick: the deeper neighbour, heard in the period before, still counts.
+ */
+static void test_steady_aggregates_leave_a_failing_parent_deeper(void)
+{
+    routing rt;
+    int r;
+
+    duty_cycled_node(&rt); /* 5 -> 1: depth 2 */
+    routing_keep_steady(&rt, 1);
+    for (r = 0; r < 8; r++)
+        hear_at_cost(&rt, 3, 3, 9, 20); /* deeper, with a cheap way to the root */
+    routing_tick(&rt);
+    routing_hold_switches(&rt, 1); /* an epoch under way */
+    for (r = 0; r < 6; r++)
+        routing_parent_took(&rt, 2); /* lossy, not failing */
+    routing_hold_switches(&rt, 0); /* the next one is planned */
+    CHECK_EQ(routing_parent(&rt), 1);
+    routing_hold_switches(&rt, 1);
+    for (r = 0; r < 6; r++)
+        routing_parent_took(&rt, 0); /* given up */
+    CHECK_EQ(routing_parent(&rt), 1); /* mid-epoch: held */
+    routing_hold_switches(&rt, 0);
+    CHECK_EQ(routing_parent(&rt), 3);
+    CHECK_EQ(routing_depth(&rt), 4);
 }
 
 /* 1 if following parents from any node ends at the root or at an unrouted node. */
@@ -971,6 +1002,7 @@ int main(void)
     test_acks_judge_the_parent();
     test_steady_aggregates_leave_a_failing_parent_sideways();
     test_steady_aggregates_keep_a_working_parent();
+    test_steady_aggregates_leave_a_failing_parent_deeper();
     test_lateral_moves_go_to_lower_ids_only();
     test_parent_loss_reselects();
     test_no_two_node_loop();
