@@ -97,8 +97,7 @@ void stops_on_straggler(mote_state *st, uint8_t qid)
          * the sleeping siblings hear those only in the wave (stops_pump). */
         if (sched_due(st->stops.reply_after, now) && st->ctl_count < CTLQ_LEN) {
             st->stops.reply_after = now + STOPS_REPLY_GAP_MS;
-            st->ctl_until = sched_later(st->ctl_until, now + STOPS_REPLY_MS);
-            send_del(st, qid);
+            send_del(st, qid); /* a DEL needs no slot there (core/txpath.c, tx_down_gate) */
         }
         return;
     }
@@ -123,13 +122,6 @@ void stops_echo(mote_state *st, uint8_t qid)
     /* the first copy is on its way now: the echoes follow a period apart -- in a long
      * wave, a wave apart (stops_pump) */
     st->stops.del_after = mote_now(st) + (long_wave(st) ? SCHED_CTL_SLOT_MS : SCHED_CTL_PERIOD_MS);
-    /* In a long wave the first copy leaves at once, not in the slot: the relays below
-     * listen all along and pass it on the same way, their sleeping children hear the
-     * echoes in the wave. Held for the slot, a relay that heard it late -- its parent's
-     * slot lost in the crowd of a whole level, a neighbour's copy after its own slot --
-     * left its subtree running half an epoch more. */
-    if (long_wave(st))
-        st->ctl_until = sched_later(st->ctl_until, mote_now(st) + STOPS_REPLY_MS);
 }
 
 uint8_t stops_wave_waiting(const mote_state *st)

@@ -314,7 +314,13 @@ uint8_t tx_down_gate(const mote_state *st, uint8_t is_del)
 {
     uint8_t depth = routing_depth(&st->rt);
     uint32_t now;
-    if ((!run_any(st) && !is_del) || depth == ROUTING_DEPTH_NONE)
+    /* In a long wave (core/schedule.h) a DEL goes at once too: the relays below listen
+     * all along and pass it on the same way, and the sleeping children hear its echoes
+     * in the wave (core/stops.c). Held for the slot, a relay that heard it late -- its
+     * parent's slot lost in the crowd of a whole level, a neighbour's copy after its own
+     * slot -- left its subtree running half an epoch more (sinr 100-node grid at 8 s). */
+    if ((!run_any(st) && !is_del) || (is_del && run_send_wave(st)) ||
+        depth == ROUTING_DEPTH_NONE)
         return 1; /* nobody sleeps / nobody below follows our slots */
     now = mote_now(st);
     if ((int32_t)(st->ctl_until - now) > 0)
