@@ -74,6 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first", type=int, default=1, help="first seed")
     parser.add_argument("--link-model", default="sinr")
     parser.add_argument("--after", type=int, default=40, help="epochs watched after the stop")
     parser.add_argument("--jobs", type=int, default=2)
@@ -82,7 +83,7 @@ def main() -> None:
     work = [
         (name, seed, args.link_model, args.after)
         for name in args.cases.split(",")
-        for seed in range(1, args.seeds + 1)
+        for seed in range(args.first, args.first + args.seeds)
     ]
     rows = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
