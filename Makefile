@@ -67,6 +67,7 @@ avr:
 
 bench: $(BIN)/mote
 	$(BIN)/python bench/emulator.py
+	$(BIN)/python bench/emulate_e2e.py
 	$(BIN)/python bench/gateway_decode.py
 	$(BIN)/python bench/spark_ingest.py
 	$(BIN)/python bench/spark_latency.py

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from ratios import arguments, children_cpu_s, median_ratio, rates, write_report
+from spark_baseline import plain_readings
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "spark_ingest.json"
@@ -89,8 +90,6 @@ def run_motebase(spark, log_dir: Path, out: Path) -> float:
 
 
 def run_plain(spark, json_path: Path, out: Path) -> float:
-    from pyspark.sql import functions as F
-
     from motebase.spark.pipeline import with_date
 
     schema = (
@@ -99,14 +98,7 @@ def run_plain(spark, json_path: Path, out: Path) -> float:
     )
     start = time.perf_counter()
     frame = spark.read.schema(schema).json(str(json_path))
-    readings = frame.select(
-        "query_id",
-        "epoch",
-        "node_id",
-        F.timestamp_seconds("epoch_time").alias("epoch_time"),
-        F.timestamp_seconds("receive_time").alias("receive_time"),
-        "values.*",
-    )
+    readings = plain_readings(frame)
     with_date(readings, "epoch_time").write.partitionBy("query_id", "date").parquet(
         str(out / "readings")
     )

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ratios import arguments, write_report
+from spark_baseline import plain_readings
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "spark_latency.json"
@@ -142,7 +143,7 @@ def run_case(spark, case: str, work: Path, seconds: float) -> dict[str, list[flo
         frame = spark.readStream.schema(PLAIN_SCHEMA).json(str(work / "in"))
         queries = [
             start_parquet_sink(
-                with_date(plain_readings(frame), "epoch_time"),
+                with_date(plain_readings(frame, "log_offset"), "epoch_time"),
                 config,
                 "readings",
                 ["query_id", "date"],
@@ -181,20 +182,6 @@ def run_case(spark, case: str, work: Path, seconds: float) -> dict[str, list[flo
         if writer.appended[key] - writer.started >= min(WARMUP_S, seconds / 2)
     ]
     return {"all": list(latencies.values()), "warm": warm}
-
-
-def plain_readings(frame):
-    from pyspark.sql import functions as F
-
-    return frame.select(
-        "log_offset",
-        "query_id",
-        "epoch",
-        "node_id",
-        F.timestamp_seconds("epoch_time").alias("epoch_time"),
-        F.timestamp_seconds("receive_time").alias("receive_time"),
-        "values.*",
-    )
 
 
 def quantiles(latencies: list[float]) -> dict[str, float]:

@@ -249,9 +249,12 @@ class _QueryAssembly:
         self._horizon = horizon
         self._expected = {agg.expr_idx for agg in query.plan.aggregates}
         self._specs = {agg.expr_idx: agg for agg in query.plan.aggregates}
-        self._seen_tuples: set[tuple[int, int]] = set()
+        #: epoch -> origins whose tuple of that epoch came (duplicates), and epoch ->
+        #: groups whose bucket closed: keyed by epoch, so forgetting the epochs past the
+        #: horizon drops whole entries instead of rebuilding a set of every key (issue 14)
+        self._seen_tuples: dict[int, set[int]] = {}
         self._buckets: dict[tuple[int, int], _Bucket] = {}
-        self._closed: set[tuple[int, int]] = set()
+        self._closed: dict[int, set[int]] = {}
         self._wide = query.plan.wide_states
         #: group -> expr_idx -> smoothed value of a wide EXPAVG (starts at 0)
         self._smoothed: dict[int, dict[int, float]] = {}
@@ -287,11 +290,11 @@ class _QueryAssembly:
         return rows
 
     def add_tuple(self, result: TupleResult, now: float, stats: AssemblyStats) -> list[Row]:
-        key = (result.origin, result.epoch)
-        if key in self._seen_tuples:
+        origins = self._seen_tuples.setdefault(result.epoch, set())
+        if result.origin in origins:
             stats.duplicates += 1
             return []
-        self._seen_tuples.add(key)
+        origins.add(result.origin)
         self._advance(result.epoch)
         stats.tuples += 1
         row = reading_row(self.query, result.epoch, result.origin, result.values, now)
@@ -299,7 +302,10 @@ class _QueryAssembly:
 
     def add_record(self, record: AggregateResult, now: float, stats: AssemblyStats) -> list[Row]:
         key = (record.epoch, record.group)
-        if key in self._closed or record.epoch < self.latest_epoch - self._window:
+        if (
+            record.group in self._closed.get(record.epoch, ())
+            or record.epoch < self.latest_epoch - self._window
+        ):
             stats.late += 1
             return []
         spec = self._specs.get(record.expr_idx)
@@ -351,8 +357,9 @@ class _QueryAssembly:
             return
         self.latest_epoch = epoch
         oldest_kept = epoch - self._horizon
-        self._seen_tuples = {k for k in self._seen_tuples if k[1] >= oldest_kept}
-        self._closed = {k for k in self._closed if k[0] >= oldest_kept}
+        for kept in (self._seen_tuples, self._closed):
+            for old in [e for e in kept if e < oldest_kept]:
+                del kept[old]
 
     def _close_ready(self, stats: AssemblyStats) -> list[Row]:
         ready = [
@@ -370,7 +377,7 @@ class _QueryAssembly:
         rows: list[Row] = []
         for key in keys:
             bucket = self._buckets.pop(key)
-            self._closed.add(key)
+            self._closed.setdefault(key[0], set()).add(key[1])
             row = self._finalize(bucket)
             if row is None:
                 stats.filtered_by_having += 1

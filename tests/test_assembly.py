@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
 import pytest
@@ -357,3 +358,25 @@ def test_narrow_expavg_reads_the_motes_smoothed_value() -> None:
     asm.add(record(1, 0, (175).to_bytes(2, "little") + b"\x00"), START)
     (row,) = asm.flush()
     assert row.columns == {"expavg(14, light)": 175}
+
+
+def test_duplicates_are_recognised_within_the_horizon_and_forgotten_past_it() -> None:
+    """The duplicate filter against its former form, a set of (origin, epoch) rebuilt
+    without the keys past the horizon at every new latest epoch (issue 14 keys it by
+    epoch): a random stream of new, repeated, late and very late tuples."""
+    horizon = 8
+    asm = assembler_for("SELECT nodeid, light FROM sensors", reorder_window=2, horizon=horizon)
+    rng = random.Random(14)
+    seen: set[tuple[int, int]] = set()
+    latest = -1
+    for _ in range(3000):
+        origin = rng.randrange(5)
+        epoch = max(1, latest + rng.randrange(-2 * horizon, 3))
+        duplicate = (origin, epoch) in seen
+        if not duplicate:
+            seen.add((origin, epoch))
+            if epoch > latest:
+                latest = epoch
+                seen = {k for k in seen if k[1] >= latest - horizon}
+        rows = asm.add(TupleResult(1, epoch, origin, {"nodeid": origin, "light": 1}), START)
+        assert (rows == []) == duplicate

@@ -73,3 +73,28 @@ def test_issue10_table_runs_its_cases_and_judges_the_targets(tmp_path: Path) -> 
     assert 0 < count <= 25  # a COUNT above the node count would be a wrong answer
     assert cases["count25"]["met"] == (count >= 24)
     assert "| select25_2s | yield |" in done.stdout and "| count25 | count |" in done.stdout
+
+
+def test_emulate_e2e_times_the_command_and_profiles_its_stages(tmp_path: Path) -> None:
+    """bench/emulate_e2e.py --quick on two "trees" (the installed package twice): each
+    radio's rows written, identical bytes from both, rates, and a profile that finds every
+    stage."""
+    out = tmp_path / "e2e.json"
+    done = run_bench(
+        "emulate_e2e.py",
+        *("--quick", "--profile", "--trees", "installed,installed", "--out", str(out)),
+        timeout=240,
+    )
+    report = json.loads(out.read_text())
+    assert report["quick"] is True and report["target_rows_per_s"] == 100_000
+    assert set(report["radios"]) == {"lossless", "logistic"}
+    lossless = report["radios"]["lossless"]
+    assert lossless["identical_rows"] is True
+    (summary,) = lossless["trees"].values()  # one tree, named twice
+    assert summary["rows"] > 0 and summary["best_rows_per_s"] > 0
+    assert len(summary["wall_s"]) == 2  # both runs of it kept
+    (profile,) = report["profiles"].values()
+    stages = profile["stages_s"]
+    assert set(stages) >= {"emulator (C)", "session: decode, assemble", "truth", "JSON sink"}
+    assert all(stages[s] > 0 for s in ("emulator (C)", "session: decode, assemble", "truth"))
+    assert "| lossless |" in done.stdout and "| logistic |" in done.stdout

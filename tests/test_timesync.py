@@ -6,7 +6,9 @@ the latest stamp of its records); a stamp left 0 is None."""
 from __future__ import annotations
 
 import itertools
+import random
 
+import pytest
 from scripted_mote import tuple_packet
 
 from motebase.emu.network import Network, NetworkConfig
@@ -14,7 +16,9 @@ from motebase.emu.virtual_link import SERIAL_BAUD, VirtualEndpoint
 from motebase.gateway.assembly import AggregateRow, TupleResult
 from motebase.gateway.plan import compile_query
 from motebase.gateway.protocol import AmType, decode_packet
-from motebase.gateway.protocol.result import QrType, time_sync_ms
+from motebase.gateway.protocol.codec import parse
+from motebase.gateway.protocol.errors import DecodeError
+from motebase.gateway.protocol.result import QrType, TimeSyncStamp, time_sync_ms
 from motebase.gateway.session import QuerySession, SessionConfig, result_schema, wire_result
 
 POLL_S = 0.01
@@ -101,3 +105,14 @@ def test_aggregate_rows_carry_the_latest_stamp_of_their_records() -> None:
     times = [row.node_time for row in rows]
     assert None not in times
     assert [b - a for a, b in itertools.pairwise(times)] == [1_000] * 7  # type: ignore[operator]
+
+
+def test_time_sync_ms_reads_what_the_construct_reads() -> None:
+    """time_sync_ms unpacks a struct flattened from TimeSyncStamp (issue 14); its values
+    are the construct's, and too short a field is still the construct's DecodeError."""
+    rng = random.Random(14)
+    for data in [bytes(5), b"\xff" * 5, *(rng.randbytes(5) for _ in range(500))]:
+        stamp = parse("TimeSyncStamp", TimeSyncStamp, data)
+        assert time_sync_ms(data) == ((stamp["timeHigh"] << 32) | stamp["timeLow"] or None)
+    with pytest.raises(DecodeError):
+        time_sync_ms(b"\x01\x02")

@@ -3,10 +3,12 @@ bytes parsed by the field's construct (emu/truth.py wire_value, a struct per num
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from motebase.emu.truth import wire_value
+from motebase.emu.network import OBSERVATION_DTYPE
+from motebase.emu.truth import OBS_QUERY, OBS_SAMPLED, Sample, samples_from, wire_value
 from motebase.gateway.protocol.result import FIELD_VALUE, WireType
 
 
@@ -25,3 +27,35 @@ def test_wire_value_wraps_and_signs_as_the_mote_does() -> None:
     assert wire_value(WireType.UINTTWO, -1) == 0xFFFF
     assert wire_value(WireType.INTONE, 200) == -56
     assert wire_value(WireType.UINTFOUR, -1) == 0xFFFFFFFF
+
+
+def test_samples_from_reads_every_observation_as_numpy_scalars_did() -> None:
+    """samples_from takes whole columns at once (issue 14); the samples are those of its
+    former loop over numpy scalars, one observation at a time, for random observations
+    of several kinds, queries and times."""
+    rng = np.random.default_rng(14)
+    n = 2000
+    obs = np.zeros(n, OBSERVATION_DTYPE)
+    obs["kind"] = rng.choice([OBS_SAMPLED, OBS_SAMPLED, OBS_QUERY], n)
+    obs["qid"] = rng.integers(1, 3, n)
+    obs["t_us"] = rng.integers(0, 2**40, n)
+    obs["node"] = rng.integers(0, 2000, n)
+    obs["epoch"] = rng.integers(0, 2**16, n)
+    obs["status"] = rng.integers(0, 2, n)
+    obs["n_fields"] = rng.integers(0, 17, n)
+    obs["have"] = rng.integers(0, 2**16, n)
+    obs["values"] = rng.integers(-(2**31), 2**31, (n, 16))
+    since = 2**39
+    expected = []
+    for o in obs:
+        if o["kind"] != OBS_SAMPLED or o["qid"] != 1 or o["t_us"] < since:
+            continue
+        have, count = int(o["have"]), int(o["n_fields"])
+        values = {i: int(o["values"][i]) for i in range(count) if have >> i & 1}
+        expected.append(
+            Sample(int(o["node"]), int(o["epoch"]), int(o["t_us"]), bool(o["status"]), values)
+        )
+    got = samples_from(obs, 1, since)
+    assert got == expected and len(got) > 100
+    assert [type(v) for s in got[:20] for v in (s.node, s.epoch, s.t_us)] == [int] * 60
+    assert samples_from(obs[:0], 1) == []

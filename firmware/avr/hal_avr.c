@@ -6,6 +6,11 @@
 #include "timer.h"
 #include "uart.h"
 
+#if !defined(MOTE_NO_OBSERVER) || !defined(MOTE_SELECTIVE_ACKS) || !defined(MOTE_NO_RX_STARTED) || \
+    !defined(MOTE_HAS_RX_SNR)
+#error "build with the facts this HAL fixes (firmware/avr/CMakeLists.txt)"
+#endif
+
 static mote_state *node;
 static mote_hal hal;
 static uint8_t radio_on;
@@ -89,6 +94,8 @@ const mote_hal *hal_avr_bind(mote_state *st, uint16_t id, uint8_t uart_on)
     hal.uart_send = uart_send;
     hal.sensor_read = sensor_read;
     hal.power = power;
+    /* The next four are built in as well (firmware/avr/CMakeLists.txt, hal/hal.h): the
+     * core reads them as constants, and must agree with what is set here. */
     hal.selective_acks = 1; /* the CC1000 driver acks only what avr_radio_received accepts */
     hal.leds = leds;
     hal.rand16 = rand16;

@@ -89,7 +89,7 @@ static void report_power(mote_state *st)
     /* A radio that acks whatever it hears: a node without room stops listening instead
      * (children keep their results), unless it must hear query parts it lacks
      * (core/sharing.h) or a route. */
-    if (!st->hal->selective_acks)
+    if (!HAL_SELECTIVE_ACKS(st->hal))
         radio = cpu && (room || seeking_route(st) || share_awaiting(st));
     bits = (uint8_t)(cpu << MOTE_PWR_CPU | radio << MOTE_PWR_RADIO);
     if (bits == st->power)

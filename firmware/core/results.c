@@ -85,7 +85,7 @@ static uint8_t merges_here(mote_state *st, uint8_t slot, const qr_view *v)
 
 static uint8_t room_for(mote_state *st, uint8_t slot, const qr_view *v)
 {
-    return merges_here(st, slot, v) || stops_has(st, v->qid) || st->id == MOTE_ROOT_ID || !st->hal->selective_acks || tx_takes_forwards(st);
+    return merges_here(st, slot, v) || stops_has(st, v->qid) || st->id == MOTE_ROOT_ID || !HAL_SELECTIVE_ACKS(st->hal) || tx_takes_forwards(st);
 }
 
 /* Our beacon, now: the gate opens for two packet times, while the child listens for our
@@ -195,7 +195,7 @@ static uint8_t on_bundle_for_me(mote_state *st, const mhop_header *mh, const uin
     st->child_epochs = CHILD_MEMORY_EPOCHS;
     if (count == 0)
         return 1; /* malformed: nothing to resend */
-    if (st->id != MOTE_ROOT_ID && st->hal->selective_acks &&
+    if (st->id != MOTE_ROOT_ID && HAL_SELECTIVE_ACKS(st->hal) &&
         !tx_room_for(st, bundle_places(st, body, len)))
         return 0;
     if (!admit_from_child(st, mh, &ack, body[BUNDLE_ITEM_HEADER + QR_OFF_TYPE] == QR_AGG_RECORD))
@@ -328,7 +328,7 @@ uint8_t results_receive(mote_state *st, const tos_header *tos, const uint8_t *da
     depth = routing_depth(&st->rt);
     deepest = routing_deepest(&st->rt);
     routing_on_packet_snr(&st->rt, tos, &mh, body, body_len,
-                          st->hal->rx_snr_db ? st->hal->rx_snr_db(st->hal->ctx) : MOTE_SNR_UNKNOWN);
+                          HAL_RX_SNR(st->hal));
     /* A beacon naming us as parent: a child, even one our full neighbour table forgot. */
     if (tos->type == AM_ROUTE_BEACON && body_len >= 2 && le16_get(body) == st->id)
         st->child_epochs = CHILD_MEMORY_EPOCHS;

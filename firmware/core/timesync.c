@@ -5,7 +5,7 @@
 /* Logical time at the start symbol of the frame being received (hal.h). */
 static uint32_t frame_started(const mote_state *st)
 {
-    if (!st->hal->rx_started_ms)
+    if (!HAL_RX_STARTED(st->hal))
         return mote_now(st);
     return st->hal->rx_started_ms(st->hal->ctx) + st->clock_offset;
 }

@@ -655,7 +655,7 @@ void tx_pump(mote_state *st)
 /* Not listening for lack of room: only where the radio cannot withhold acks (mote.c). */
 static uint8_t deaf(const mote_state *st)
 {
-    return !st->hal->selective_acks && st->id != MOTE_ROOT_ID && !tx_takes_forwards(st);
+    return !HAL_SELECTIVE_ACKS(st->hal) && st->id != MOTE_ROOT_ID && !tx_takes_forwards(st);
 }
 
 static uint8_t tuple_max_tries(const mote_state *st)

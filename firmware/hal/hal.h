@@ -85,7 +85,7 @@ typedef struct mote_hal {
      * and hear it make room, while what needs no room (a child's aggregate record,
      * merged into the node's own) is still taken. 0: the radio acks whatever it
      * receives; the core stops listening instead while it has no room. */
-    uint8_t selective_acks;
+    uint8_t selective_acks; /* read through HAL_SELECTIVE_ACKS (below) */
     void (*leds)(void *ctx, uint8_t bits);
     uint16_t (*rand16)(void *ctx);
     void (*observe)(void *ctx, const mote_observation *obs); /* may be NULL */
@@ -103,5 +103,23 @@ typedef struct mote_hal {
 } mote_hal;
 
 #define MOTE_SNR_UNKNOWN 0
+
+/* A platform that fixes these at build time (the AVR images, firmware/avr/CMakeLists.txt)
+ * lets the core fold its tests of them away: flash, not behaviour. */
+#ifdef MOTE_SELECTIVE_ACKS
+#define HAL_SELECTIVE_ACKS(hal) 1
+#else
+#define HAL_SELECTIVE_ACKS(hal) ((hal)->selective_acks)
+#endif
+#ifdef MOTE_NO_RX_STARTED
+#define HAL_RX_STARTED(hal) 0
+#else
+#define HAL_RX_STARTED(hal) ((hal)->rx_started_ms != 0)
+#endif
+#ifdef MOTE_HAS_RX_SNR
+#define HAL_RX_SNR(hal) ((hal)->rx_snr_db((hal)->ctx))
+#else
+#define HAL_RX_SNR(hal) ((hal)->rx_snr_db ? (hal)->rx_snr_db((hal)->ctx) : MOTE_SNR_UNKNOWN)
+#endif
 
 #endif /* MOTE_HAL_H */

@@ -17,6 +17,7 @@ unsigned; nothing on the wire depends on that choice).
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import Mapping, Sequence
 from enum import IntEnum
 from typing import Any
@@ -85,14 +86,22 @@ AggRecord = cs.Struct(
 TimeSyncStamp = cs.Struct("timeHigh" / cs.Int8ul, "timeLow" / cs.Int32ul)
 TIME_SYNC_LEN = 5
 assert TimeSyncStamp.sizeof() == TIME_SYNC_LEN
+#: TimeSyncStamp as one struct, flattened from its fields' own formats.
+_TIME_SYNC = struct.Struct(
+    "<" + "".join(sub.subcon.fmtstr.lstrip("<>=!") for sub in TimeSyncStamp.subcons)
+)
+assert _TIME_SYNC.size == TIME_SYNC_LEN
 
 
 def time_sync_ms(data: bytes) -> int | None:
     """The time in a ``timeSyncData`` field, in ms; None when the sender left it 0 (a mote
     that does not stamp what it sends over the serial line)."""
-    stamp = parse("TimeSyncStamp", TimeSyncStamp, data)
-    ms = (stamp["timeHigh"] << 32) | stamp["timeLow"]
-    return ms or None
+    if len(data) >= TIME_SYNC_LEN:  # one per result: a struct, not a construct parse
+        high, low = _TIME_SYNC.unpack_from(data)
+    else:  # too short: the construct's DecodeError says so
+        stamp = parse("TimeSyncStamp", TimeSyncStamp, data)
+        high, low = stamp["timeHigh"], stamp["timeLow"]
+    return ((high << 32) | low) or None
 
 
 QueryResult = cs.Struct(
