@@ -95,7 +95,8 @@
  * Every node of a query cuts its epochs at the same logical times, so the whole
  * tree listens in the same wave, and a DEL, RATE or command crosses it within half
  * an epoch (a node that missed it: its parent's echoes come a wave later, and
- * a parent answers a straggler's result at once, core/stops.c). A DEL does not
+ * a parent answers a straggler's result at once and again in its next wave,
+ * core/stops.c). A DEL does not
  * wait for the slot at all (core/txpath.c, tx_down_gate): the relays of tuples listen
  * all along, and only the sleeping leaves wait for the wave's echoes. Two waves, not
  * one: with one, a relay that missed its wave's DEL -- a whole level forwards in

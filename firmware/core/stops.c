@@ -94,7 +94,15 @@ void stops_on_straggler(mote_state *st, uint8_t qid)
          * ack): the reply goes now, ahead of the tuple this node forwards for it --
          * queued after that, it came too late (sinr 100-node grid at 8 s: a leaf sent
          * three epochs on, each reply starting as it fell asleep). And it is no echo:
-         * the sleeping siblings hear those only in the wave (stops_pump). */
+         * the sleeping siblings hear those only in the wave (stops_pump).
+         * A copy goes in our next wave as well, when the straggler listens for its
+         * parent anyway: the reply alone must end inside ACTIVITY_HOLD_MS of the ack,
+         * and a parent whose radio or channel was busy, or every neighbour replying at
+         * once (`logistic`, no capture), missed it epoch after epoch once the echoes were
+         * spent (`logistic` 100-node grid at 8 s, seed 8: a leaf's six results after the
+         * stop drew 4-8 replies each, all collided or came as it slept; it sampled 8
+         * epochs on). */
+        st->stops.due |= (uint8_t)(1u << i);
         if (sched_due(st->stops.reply_after, now) && st->ctl_count < CTLQ_LEN) {
             st->stops.reply_after = now + STOPS_REPLY_GAP_MS;
             send_del(st, qid); /* a DEL needs no slot there (core/txpath.c, tx_down_gate) */
