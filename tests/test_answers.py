@@ -5,6 +5,8 @@ exactly where the network is lossless and seeded.
 - aggregates on 100 nodes: COUNT is the node count, SUM and AVG do not overflow;
 - GROUP BY nodeid on 25 nodes gives every group, though a node holds 8;
 - a stopped query stops on every node, and the next query counts every node;
+- at long epochs, with two down waves an epoch, a stop reaches every mote before it
+  samples twice after it;
 - a query reaches a 150-level line before its epoch 1, so epoch 1 counts every node;
 - every tuple of a 1,024-node grid arrives where the channel can carry them, and a
   10,000-node grid routes every node;
@@ -75,6 +77,25 @@ def test_a_stopped_query_stops_everywhere_and_the_next_one_counts_every_node() -
     assert first.outcomes[0].query.query_id != second.outcomes[0].query.query_id
     assert aggregate(report_of(second)).exact_fraction == 1.0
     assert set(counts(second)) == {25}
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT nodeid, light FROM sensors SAMPLE PERIOD 8192",
+        "SELECT COUNT(*) FROM sensors SAMPLE PERIOD 8192",
+    ],
+)
+def test_a_stop_at_a_long_epoch_reaches_every_mote_within_an_epoch(sql: str) -> None:
+    # 8 s epochs keep the down wave of long epochs (firmware/core/schedule.h): a mote
+    # samples at most once after the stop, before the wave reaches it, on a 9-level tree.
+    with Network(NetworkConfig(nodes=100, lossless=True, seed=1)) as net:
+        experiment = run_experiment(net, [QueryRun(sql)], epochs=4)
+    (query,) = report_of(experiment).queries.values()
+    assert query.stop is not None
+    assert len(query.stop.lag_by_node) == 100
+    assert max(query.stop.lag_by_node.values()) == 1
+    assert query.stop.still_sampling == [] and query.stop.not_freed == []
 
 
 def test_group_by_nodeid_over_25_nodes_is_exact() -> None:

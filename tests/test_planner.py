@@ -287,38 +287,92 @@ def test_improve_probability_of_a_two_epoch_window() -> None:
 # --- LIFETIME (§3.6) --------------------------------------------------------------------------
 
 
-def _expected_period_ms(battery_j: float, hours: float, e_s_uj: float, floor_mw: float) -> float:
-    p_h = battery_j / hours
-    p_f = floor_mw * 1e-3 * 3600.0  # the slot schedule's floor, J/h whatever the period
-    samples_per_hour = (p_h - p_f) / (e_s_uj * 1e-6)
-    return 3_600_000.0 / samples_per_hour
-
-
-#: A querying node listens 114 ms of every 1024 ms in its parent's down slot (schedule.h)
-#: at 46.2 mW (CPU + radio), and sleeps at 0.045 mW otherwise.
+#: A querying node listens 114 ms in its parent's down slot (schedule.h) at 46.2 mW (CPU +
+#: radio) -- every 1,024 ms below 6,144-ms epochs, twice an epoch from there on -- and
+#: sleeps at 0.045 mW otherwise.
 DOWN = 114 / 1024
-LEAF_FLOOR_MW = DOWN * 46.2 + (1 - DOWN) * 0.045
-#: Awake around each send (backoff, ack wait, the parent's tail): 350 ms at 46.2 mW.
-SEND_WAKE_UJ = 350 * 46.2
+SLEEP_MW = 0.045
+LEAF_FLOOR_MW = DOWN * 46.2 + (1 - DOWN) * SLEEP_MW
+#: The whole awake time of a long epoch for a child of the root, the down slots included.
+LONG_EPOCH_AWAKE_MS = 361.0
+
+
+def _spend_mw(e_s_uj: float, floor_mw: float, period_ms: float) -> float:
+    """Average power of a node sampling every period_ms: the floor and e_s per epoch."""
+    return floor_mw + e_s_uj / period_ms
+
+
+def test_the_papers_24_weeks_plan_two_down_waves_an_epoch() -> None:
+    """TODS 2005 §3.6's example. 27,000 J over 4,032 h is 1.86 mW; a leaf listening in
+    every control period's down slot spent 5.18 mW on that alone. From 6,144-ms epochs the
+    wave comes twice an epoch and a child of the root sleeps but for 361 ms an epoch: a
+    sample every 10.45 s (the paper: 15.2 s; docs/papers.md)."""
+    plan = compile_query("SELECT nodeid, light FROM sensors LIFETIME 24 weeks")
+    estimate = plan.explanation.lifetime
+    assert estimate is not None and estimate.long_epochs
+    model = CATALOG.energy
+    e_s = (
+        energy("light")
+        + model.cpu_uj_per_sample
+        + model.radio_tx_uj_per_message
+        + LONG_EPOCH_AWAKE_MS * 46.2
+    )
+    assert e_s == pytest.approx(18_967.29)
+    p_h = 27_000.0 / 4032.0
+    period = 3_600_000.0 / ((p_h - SLEEP_MW * 3.6) / (e_s * 1e-6))
+    assert period == pytest.approx(10449.6, abs=0.1)
+    assert estimate.e_s_uj == pytest.approx(e_s)
+    assert estimate.floor_mw == pytest.approx(SLEEP_MW)
+    assert estimate.period_ms == pytest.approx(period)
+    assert plan.epoch_units == 1045
+    text = explain(plan)
+    assert "schedule: down wave twice an epoch (epochs from 6.144 s)" in text
+    assert "epoch awake 361.0 ms x 46.2 mW = 18,967.29 µJ" in text
+    assert "period = 3600 s / T = 10.450 s" in text
+
+
+def test_the_papers_4_and_1_weeks_keep_the_wave_of_every_period() -> None:
+    # 4 weeks: 11.16 mW. Just under 4,096-ms epochs a child of the root still waits for the
+    # end of the root's interval and spends 12.3 mW; from 4,096 on the root's beacon in
+    # every epoch ends that wait and it spends 10.5 mW: the period is the step, 4.1 s.
+    four = compile_query("SELECT nodeid, light FROM sensors LIFETIME 4 weeks")
+    estimate = four.explanation.lifetime
+    assert estimate is not None and not estimate.long_epochs
+    assert estimate.floor_mw == pytest.approx(LEAF_FLOOR_MW)
+    assert estimate.period_ms == pytest.approx(4096.35, abs=0.01)
+    assert four.epoch_units == 410
+    assert _spend_mw(estimate.e_s_uj, estimate.floor_mw, estimate.period_ms) == pytest.approx(
+        27_000.0 / 672.0 / 3.6
+    )
+    # 1 week: 44.6 mW, nearly awake all along; the period only moves the rest.
+    one = compile_query("SELECT nodeid, light FROM sensors LIFETIME 1 weeks")
+    assert one.explanation.lifetime is not None
+    assert one.explanation.lifetime.period_ms == pytest.approx(263.70, abs=0.01)
+    assert one.epoch_units == 27
 
 
 def test_lifetime_sets_the_epoch_from_the_energy_budget() -> None:
     plan = compile_query("SELECT light LIFETIME 30 days", battery=BatteryState(2500, 3.0))
     model = CATALOG.energy
-    e_s = energy("light") + model.cpu_uj_per_sample + model.radio_tx_uj_per_message + SEND_WAKE_UJ
-    # 37.5 J/h, less the leaf's floor of 18.66 J/h, buys a sample every 3.53 s.
-    period = _expected_period_ms(2.5 * 3600 * 3.0, 720.0, e_s, LEAF_FLOOR_MW)
-    assert period == pytest.approx(3527.0, abs=1.0)
-    assert plan.epoch_units == math.ceil(period / 10)
     estimate = plan.explanation.lifetime
     assert estimate is not None
+    fixed = energy("light") + model.cpu_uj_per_sample + model.radio_tx_uj_per_message
+    # 37.5 J/h (10.42 mW), less the leaf's floor of 5.18 mW, pays for a sample every 4.2 s:
+    # the schedule's measured awake time there, 425 ms an epoch (interpolated between 4.1
+    # and 4.2 s), included.
+    assert estimate.epoch_awake_ms == pytest.approx(425.29, abs=0.01)
+    assert estimate.e_s_uj == pytest.approx(fixed + estimate.epoch_awake_ms * 46.2)
+    assert estimate.period_ms == pytest.approx(4191.91, abs=0.01)
+    assert _spend_mw(estimate.e_s_uj, LEAF_FLOOR_MW, estimate.period_ms) == pytest.approx(
+        37.5 / 3.6
+    )
+    assert plan.epoch_units == math.ceil(estimate.period_ms / 10)
     assert estimate.c_rem_j == pytest.approx(27_000.0)
     assert estimate.p_h == pytest.approx(37.5)
     assert estimate.floor_mw == pytest.approx(LEAF_FLOOR_MW)
-    assert estimate.e_s_uj == pytest.approx(e_s)
-    assert estimate.period_ms == pytest.approx(period)
     text = explain(plan)
     assert "p_h = c_rem / l = 27,000.0 J / 720.00 h = 37.5000 J/h" in text
+    assert "schedule: down wave every 1.024 s" in text
     assert "p_f = schedule floor (leaf): awake 11.1%" in text
     assert "T = (p_h - p_f) / e_s" in text
 
@@ -330,6 +384,8 @@ def test_lifetime_counts_forwarded_children_and_remaining_charge() -> None:
         battery=BatteryState(2500, 3.0, remaining_fraction=0.5),
         children=3,
     )
+    estimate = plan.explanation.lifetime
+    assert estimate is not None
     model = CATALOG.energy
     e_s = (
         energy("light")
@@ -337,12 +393,15 @@ def test_lifetime_counts_forwarded_children_and_remaining_charge() -> None:
         + model.cpu_uj_per_sample
         + 3 * model.radio_rx_uj_per_message
         + model.radio_tx_uj_per_message
-        + SEND_WAKE_UJ
+        + estimate.epoch_awake_ms * 46.2
     )
     awake = DOWN + 2 / 8
-    floor = awake * 46.2 + (1 - awake) * 0.045
-    period = _expected_period_ms(0.5 * 2.5 * 3600 * 3.0, 5 * 24.0, e_s, floor)
-    assert plan.epoch_units == math.ceil(period / 10)
+    floor = awake * 46.2 + (1 - awake) * SLEEP_MW
+    assert estimate.e_s_uj == pytest.approx(e_s)
+    assert estimate.floor_mw == pytest.approx(floor)
+    assert estimate.period_ms == pytest.approx(1689.75, abs=0.01)
+    assert _spend_mw(e_s, floor, estimate.period_ms) == pytest.approx(0.5 * 27_000.0 / 120.0 / 3.6)
+    assert plan.epoch_units == math.ceil(estimate.period_ms / 10)
 
 
 def test_a_relay_of_tuples_listens_all_along() -> None:
@@ -357,26 +416,30 @@ def test_aggregate_lifetime_sends_one_merged_record() -> None:
     assert estimate is not None and (estimate.messages_rx, estimate.messages_tx) == (5, 1)
 
 
-def test_the_papers_24_weeks_are_beyond_this_firmwares_schedule() -> None:
-    """TODS 2005 §3.6's example gives 15.2 s; here the down-slot listening alone (5.18 mW)
-    spends more than the 1.86 mW that 27,000 J over 4,032 h allow (docs/papers.md)."""
-    error = compile_error("SELECT nodeid, light FROM sensors LIFETIME 24 weeks")
-    assert "at most 1,447 h" in error.message
+def test_a_lifetime_between_the_regimes_is_planned_at_the_first_long_epoch() -> None:
+    # 60 days: every short epoch spends more than 5.2 mW (the floor alone is 5.18 mW), the
+    # first long one 2.2 mW: planned there, at 6.15 s, and outlasting the request.
+    plan = compile_query("SELECT light LIFETIME 1440 hours")
+    estimate = plan.explanation.lifetime
+    assert estimate is not None and estimate.long_epochs and not estimate.spends_budget
+    assert estimate.period_ms == 6144.0
+    assert plan.epoch_units == 615
+    assert "spends less than p_h and every shorter one more" in explain(plan)
 
 
 def test_min_sample_rate_rejects_an_unachievable_lifetime() -> None:
     error = compile_error("SELECT light LIFETIME 30 days MIN SAMPLE RATE 10")
     assert "cannot be met" in error.message
     assert (error.line, error.column) == (1, 47)
-    # the budget allows one sample every 3.53 s: one every 5 s is fine, every 1 s not
+    # the budget allows one sample every 4.2 s: one every 5 s is fine, every 1 s not
     assert compile_query("SELECT light LIFETIME 30 days MIN SAMPLE RATE 0.2").epoch_units > 0
     compile_error("SELECT light LIFETIME 30 days MIN SAMPLE RATE 1")
     compile_error("SELECT light LIFETIME 30 days MIN SAMPLE RATE 100ms")
 
 
 def test_lifetime_longer_than_the_longest_epoch_is_refused() -> None:
-    # Just under the leaf's 1,447 h the budget over the floor is tiny: a 738 s period.
-    assert "longest epoch" in compile_error("SELECT light LIFETIME 1440 hours").message
+    # 4,000 days: 0.078 mW, 0.033 mW over sleep, pays for 13.1 mJ every 395 s.
+    assert "longest epoch" in compile_error("SELECT light LIFETIME 4000 days").message
 
 
 def test_short_lifetime_uses_the_shortest_epoch_the_tools_accept() -> None:

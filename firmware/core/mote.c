@@ -51,19 +51,17 @@ static uint8_t seeking_route(const mote_state *st)
 }
 
 /*
- * The parent's down slot (core/schedule.h), plus the time a packet started at
- * its end needs: a node that would sleep listens then for downward control.
+ * The parent's down slot (core/schedule.h), plus the time a packet started at its end
+ * needs: a node that would sleep listens then for downward control, in the node's down
+ * wave (run_send_wave: every control period's, or once an epoch).
  */
-static uint32_t parent_down_offset(const mote_state *st, uint32_t now)
-{
-    return sched_down_offset(now, (uint8_t)(routing_depth(&st->rt) - 1u));
-}
+#define PARENT_SLOT_LISTEN_MS (SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS)
 
 static uint8_t in_parent_down_slot(const mote_state *st, uint32_t now)
 {
     uint8_t depth = routing_depth(&st->rt);
     return depth != 0 && depth != ROUTING_DEPTH_NONE &&
-           parent_down_offset(st, now) < SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS;
+           run_wave_since(st, now, (uint8_t)(depth - 1u)) < PARENT_SLOT_LISTEN_MS;
 }
 
 /*
@@ -119,6 +117,15 @@ static void earliest(uint32_t now, uint32_t *next, uint32_t t)
         *next = t;
 }
 
+/* The next start or end of `depth`'s slot of the wave of `wave_ms` (open for `len`). */
+static void wave_event(const mote_state *st, uint32_t now, uint32_t *next, uint32_t wave_ms,
+                       uint8_t depth, uint32_t len)
+{
+    uint32_t since = run_wave_since(st, now, depth);
+    earliest(now, next,
+             now + (since < len ? len : wave_ms ? wave_ms : SCHED_CTL_PERIOD_MS) - since);
+}
+
 /*
  * While queries run: the next moment the down-slot listening of a routed node
  * begins or ends, and the start of its own down slot when a downward packet
@@ -126,21 +133,15 @@ static void earliest(uint32_t now, uint32_t *next, uint32_t t)
  */
 static uint32_t down_slot_event(const mote_state *st, uint32_t now)
 {
-    uint32_t next = now + SCHED_CTL_PERIOD_MS, off;
+    uint32_t next = now + 0x7FFFFFFFu; /* nothing due (rearm, earliest) */
+    uint32_t wave = run_send_wave(st);
     uint8_t depth = routing_depth(&st->rt);
     if (depth == ROUTING_DEPTH_NONE)
-        return next;
-    if (depth != 0) {
-        off = parent_down_offset(st, now);
-        earliest(now, &next, off < SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS
-                            ? now + (SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS - off)
-                            : now + (SCHED_CTL_PERIOD_MS - off));
-    }
-    if (tx_down_waiting(st)) {
-        off = sched_down_offset(now, depth);
-        earliest(now, &next, off < SCHED_CTL_SLOT_MS ? now + (SCHED_CTL_SLOT_MS - off)
-                                                : now + (SCHED_CTL_PERIOD_MS - off));
-    }
+        return now + SCHED_CTL_PERIOD_MS;
+    if (depth != 0)
+        wave_event(st, now, &next, wave, (uint8_t)(depth - 1u), PARENT_SLOT_LISTEN_MS);
+    if (tx_down_waiting(st) || stops_wave_waiting(st))
+        wave_event(st, now, &next, wave, depth, SCHED_CTL_SLOT_MS);
     return next;
 }
 
@@ -182,7 +183,7 @@ static void rearm(mote_state *st)
     }
     if (running && st->id != MOTE_ROOT_ID)
         earliest(now, &next, down_slot_event(st, now));
-    else if (tx_down_waiting(st))
+    else if (tx_down_waiting(st) || stops_wave_waiting(st))
         earliest(now, &next, down_slot_event(st, now));
     next -= st->clock_offset;
     /* Most packets change no deadline: spare the platform a timer update. */

@@ -156,6 +156,7 @@ typedef struct stop_memory {
     uint8_t head;                   /* next place to write */
     uint8_t due;                    /* bit i: a DEL for qid[i] should go */
     uint8_t echoes;                 /* bits 2i..2i+1: DELs for qid[i] still to repeat */
+    uint32_t reply_after;           /* long waves: no reply to a straggler before then */
 } stop_memory;
 
 typedef struct ctl_packet {
@@ -247,6 +248,8 @@ struct mote_state {
     uint8_t flags;            /* MOTE_F_* */
     uint8_t alarm_armed;      /* the platform holds an alarm at alarm_at (hal time) */
     uint8_t am_group;         /* AM group of every radio packet sent and accepted */
+    uint16_t wave_units;      /* the down wave kept (schedule.h): a long epoch in 10-ms units,
+                                 0 for every period's; changed only as an epoch begins */
 
     routing rt;
     serial_rx srx;

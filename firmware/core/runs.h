@@ -57,6 +57,19 @@ void run_advance(mote_state *st, uint8_t slot, uint32_t now);
  * run_relays_tuples: this node is such a relay.
  */
 uint8_t run_tuples_running(const mote_state *st);
+/* The node's down wave (core/schedule.h), which it listens and sends downward control
+ * in: the period of a long epoch's waves (epoch / SCHED_LONG_WAVES) in ms, or 0 for every
+ * control period's (core/runs.c, take_wave). */
+uint32_t run_send_wave(const mote_state *st);
+/* sched_wave_since in the node's down wave. Kept out of line: link-time optimisation
+ * copied it, a 32-bit multiply and modulo, into each of its five callers, 190 B of the
+ * mica2 image's flash (tests/avr, FLASH_LIMIT). */
+#if defined(__GNUC__)
+#define MOTE_NOINLINE __attribute__((noinline))
+#else
+#define MOTE_NOINLINE
+#endif
+uint32_t run_wave_since(const mote_state *st, uint32_t now, uint8_t depth);
 uint8_t run_relays_tuples(const mote_state *st);
 
 /* End of the node's own interval in the epoch being worked on: its control stops. */

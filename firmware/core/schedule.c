@@ -100,3 +100,20 @@ uint32_t sched_down_offset(uint32_t now, uint8_t depth)
     uint32_t phase = ((uint32_t)depth * SCHED_CTL_SLOT_MS) % SCHED_CTL_PERIOD_MS;
     return (now % SCHED_CTL_PERIOD_MS + SCHED_CTL_PERIOD_MS - phase) % SCHED_CTL_PERIOD_MS;
 }
+
+uint32_t sched_wave_ms(uint32_t epoch_ms)
+{
+    return epoch_ms >= SCHED_LONG_EPOCH_MS ? epoch_ms : 0u;
+}
+
+uint32_t sched_wave_since(uint32_t now, uint32_t wave_ms, uint8_t depth)
+{
+    if (!wave_ms)
+        return sched_down_offset(now, depth);
+    /* Epochs start at multiples of the epoch in logical time (sched_label_start), hence
+     * of wave_ms, a whole fraction of it; the slots follow each start one level per
+     * slot, not modulo a period, so a wave crosses any depth in one burst (depth 254:
+     * 16 s; within the shortest long epoch's half, 3.1 s, to depth 47 -- far deeper
+     * than a tree the radio forms). */
+    return (now - (uint32_t)depth * SCHED_CTL_SLOT_MS) % wave_ms;
+}

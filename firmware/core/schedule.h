@@ -50,7 +50,9 @@
  *     the parent's first result or beacon ends the wait for it; an alarm at the
  *     end of the parent's interval is only the fallback when it is silent.
  *     Whether a node has children is what routing says or what it heard in the
- *     last CHILD_MEMORY_EPOCHS epochs.
+ *     last CHILD_MEMORY_EPOCHS epochs. At long epochs (below) a leaf child of
+ *     the root does not wait for it after its send either: the root listens all
+ *     along and says nothing there to wait for.
  *   - The transmit start is delayed by a random part of the interval
  *     (sched_jitter_span) so a level does not contend at one instant, a node
  *     that listened for children too (core/runs.c, jitter). Tuples of epochs from
@@ -79,9 +81,40 @@
  * that hears a downward packet from upstream stays awake a while
  * (CTL_AWAKE_MS) and forwards in its own slot, which follows at once: a burst
  * crosses one level per slot, and nodes woken by its first packet hear the
- * rest at radio speed. Listening costs SCHED_CTL_SLOT_MS per period (6 %) on
- * nodes that otherwise sleep; a network where no query runs never sleeps and
- * floods at radio speed anyway.
+ * rest at radio speed. Listening costs SCHED_CTL_SLOT_MS + SCHED_TX_GUARD_MS per
+ * period (11 %) on nodes that otherwise sleep; a network where no query runs
+ * never sleeps and floods at radio speed anyway.
+ *
+ * At long epochs that 11 % is most of what a node spends: 5.2 mW of the 1.86 mW
+ * that two AA cells allow over 24 weeks (TODS 2005 §3.6, docs/papers.md). So
+ * from SCHED_LONG_EPOCH_MS on a node keeps SCHED_LONG_WAVES waves an epoch
+ * instead: depth d's slot starts d x SCHED_CTL_SLOT_MS after each epoch's start
+ * and after each 1 / SCHED_LONG_WAVES of the epoch (sched_wave_since; not modulo
+ * a period, so the burst crosses any depth the radio forms in one go), and a
+ * node that would sleep listens only in its parent's slot of them.
+ * Every node of a query cuts its epochs at the same logical times, so the whole
+ * tree listens in the same wave, and a DEL, RATE or command crosses it within half
+ * an epoch (a node that missed it: its parent's echoes come a wave later, and
+ * a parent answers a straggler's result at once and again in its next wave,
+ * core/stops.c). A DEL does not
+ * wait for the slot at all (core/txpath.c, tx_down_gate): the relays of tuples listen
+ * all along, and only the sleeping leaves wait for the wave's echoes. Two waves, not
+ * one: with one, a relay that missed its wave's DEL -- a whole level forwards in
+ * one slot -- heard it from a neighbour a second or two later, but its sleeping
+ * children only in the next epoch's wave or as they sent, having sampled twice
+ * after the stop (sinr 100-node grid at 8 s, seeds 1-10: 36 of 1,000 nodes
+ * sampled two epochs after the stop, 1 three; with two waves 6 and 2; with a wave
+ * every period, none past one). The second wave costs a leaf about 127 ms awake an
+ * epoch (docs/papers.md, §3.6). A node keeps
+ * one wave, sends and listens in it (run_send_wave), and changes it only as one
+ * of its epochs begins (core/runs.c, take_wave): the wave of its queries' epoch
+ * -- the longest, should several run -- once every one has begun an epoch and
+ * all are long, else every period's. So a new query spreads in the wave the
+ * nodes already keep (one that runs nothing listens all along), and a RATE goes
+ * down in the wave its children still keep. A downward packet waiting for the
+ * wave lets the beacons and requests queued behind it go first (core/txpath.c).
+ * Shorter epochs keep the wave of every period exactly as before: delivery and
+ * stops on them are measured with it.
  *
  * All times are logical milliseconds modulo 2^32; compare with sched_due().
  */
@@ -106,6 +139,17 @@
 #define SCHED_CTL_PERIOD_MS 1024u /* the down wave's period */
 /* One level's down slot: a packet that starts in its first backoff ends in it (64 ms). */
 #define SCHED_CTL_SLOT_MS (RADIO_SEND_MS + RADIO_BYTES_MS(RADIO_BACKOFF_BYTES))
+/* Epochs from this long keep SCHED_LONG_WAVES down waves an epoch instead of one a
+ * control period (see above), and a leaf child of the root does not wait for it after
+ * its send (core/runs.c). Six periods (6.1 s): each such epoch saves at least 2/3 of
+ * the listening; shorter epochs keep every period's wave. Any lifetime whose period
+ * falls below the threshold is planned at the threshold (gateway/plan/lifetime.py),
+ * outlasting its request. */
+#define SCHED_LONG_EPOCH_MS (6u * SCHED_CTL_PERIOD_MS)
+/* Waves an epoch from SCHED_LONG_EPOCH_MS on: epochs are multiples of 10 ms, so half
+ * of one is a whole number of ms and every wave starts at the same logical time on
+ * every node. */
+#define SCHED_LONG_WAVES 2u
 
 /* Epoch length in ms for an epochDuration in 10-ms units (0x7FFF = ONCE). */
 uint32_t sched_epoch_ms(int16_t units);
@@ -158,6 +202,16 @@ uint32_t sched_interval_start(uint32_t epoch_start, uint32_t epoch_ms, uint8_t k
 /* Time since the last start of `depth`'s down slot, in [0, SCHED_CTL_PERIOD_MS):
  * below SCHED_CTL_SLOT_MS the slot is on; the next one starts PERIOD - offset later. */
 uint32_t sched_down_offset(uint32_t now, uint8_t depth);
+
+/*
+ * The same for a down wave every `wave_ms` (0: the wave of every control period,
+ * sched_down_offset): from SCHED_LONG_EPOCH_MS on, SCHED_LONG_WAVES an epoch (wave_ms =
+ * epoch / SCHED_LONG_WAVES, run_send_wave), `depth`'s slot depth x SCHED_CTL_SLOT_MS
+ * after each wave's start, the first at the epoch's: the time since the slot last
+ * started.
+ */
+uint32_t sched_wave_ms(uint32_t epoch_ms);
+uint32_t sched_wave_since(uint32_t now, uint32_t wave_ms, uint8_t depth);
 
 /* 1 if logical time `t` has been reached at `now` (wrap-safe). */
 static inline uint8_t sched_due(uint32_t t, uint32_t now) { return (int32_t)(now - t) >= 0; }

@@ -52,6 +52,10 @@ void stops_forget(mote_state *st, uint8_t qid);
  * remembered as stopped (or this is the root), a DEL for it is due. */
 void stops_on_straggler(mote_state *st, uint8_t qid);
 
+/* In a long down wave (core/schedule.h), echoes wait for the node's own slot: it must
+ * wake for it (core/mote.c, rearm). */
+uint8_t stops_wave_waiting(const mote_state *st);
+
 /* Queue a due DEL when the control queue has room and the period allows. */
 void stops_pump(mote_state *st);
 

@@ -82,6 +82,8 @@ uint8_t tx_gate(const mote_state *st);
  * but in that slot (core/stops.h).
  */
 uint8_t tx_down_gate(const mote_state *st, uint8_t is_del);
+/* Whether `now` is in the node's own slot of its down wave (core/schedule.h). */
+uint8_t tx_in_down_slot(const mote_state *st, uint32_t now);
 
 /* 1 if the control packet next in line is downward control. */
 uint8_t tx_down_waiting(const mote_state *st);
