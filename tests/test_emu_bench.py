@@ -98,3 +98,23 @@ def test_emulate_e2e_times_the_command_and_profiles_its_stages(tmp_path: Path) -
     assert set(stages) >= {"emulator (C)", "session: decode, assemble", "truth", "JSON sink"}
     assert all(stages[s] > 0 for s in ("emulator (C)", "session: decode, assemble", "truth"))
     assert "| lossless |" in done.stdout and "| logistic |" in done.stdout
+
+
+def test_stoplag_measures_every_mote_of_the_stopped_query(tmp_path: Path) -> None:
+    """bench/stoplag.py on the Intel lab at 31 s, one seed, a short watch: a lag for each of
+    the 55 motes (54 and the basestation), and the stop reaching them all within two epochs,
+    as the stop report promises (gateway/accuracy.py, StopReport)."""
+    out = tmp_path / "stoplag.json"
+    done = run_bench(
+        "stoplag.py",
+        *("--cases", "intel_31s", "--seeds", "1", "--after", "3", "--jobs", "1"),
+        *("--link-model", "logistic", "--out", str(out)),
+        timeout=240,
+    )
+    (row,) = json.loads(out.read_text())
+    assert (row["case"], row["seed"]) == ("intel_31s", 1)
+    assert 0.9 < row["yield"] <= 1.0
+    assert sum(row["lags"].values()) == 55
+    assert row["max_lag"] <= 2 and row["within_2"] == 1.0
+    assert row["still_sampling"] == [] and row["late_readings"] == 0
+    assert "intel_31s: yield" in done.stdout
