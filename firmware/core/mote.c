@@ -126,6 +126,12 @@ static void wave_event(const mote_state *st, uint32_t now, uint32_t *next, uint3
              now + (since < len ? len : wave_ms ? wave_ms : SCHED_CTL_PERIOD_MS) - since);
 }
 
+/* A downward packet, or a DEL of the long wave's echoes, waits for the node's own slot. */
+static uint8_t down_packet_waiting(const mote_state *st)
+{
+    return tx_down_waiting(st) || stops_wave_waiting(st);
+}
+
 /*
  * While queries run: the next moment the down-slot listening of a routed node
  * begins or ends, and the start of its own down slot when a downward packet
@@ -140,7 +146,7 @@ static uint32_t down_slot_event(const mote_state *st, uint32_t now)
         return now + SCHED_CTL_PERIOD_MS;
     if (depth != 0)
         wave_event(st, now, &next, wave, (uint8_t)(depth - 1u), PARENT_SLOT_LISTEN_MS);
-    if (tx_down_waiting(st) || stops_wave_waiting(st))
+    if (down_packet_waiting(st))
         wave_event(st, now, &next, wave, depth, SCHED_CTL_SLOT_MS);
     return next;
 }
@@ -181,9 +187,7 @@ static void rearm(mote_state *st)
                 !sched_due(run_tx_until(&st->run[i]), now))
                 earliest(now, &next, run_tx_until(&st->run[i]));
     }
-    if (running && st->id != MOTE_ROOT_ID)
-        earliest(now, &next, down_slot_event(st, now));
-    else if (tx_down_waiting(st) || stops_wave_waiting(st))
+    if ((running && st->id != MOTE_ROOT_ID) || down_packet_waiting(st))
         earliest(now, &next, down_slot_event(st, now));
     next -= st->clock_offset;
     /* Most packets change no deadline: spare the platform a timer update. */

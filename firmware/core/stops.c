@@ -89,6 +89,7 @@ void stops_on_straggler(mote_state *st, uint8_t qid)
     if (i == STOPS_REMEMBERED)
         return;
     now = mote_now(st);
+    st->stops.due |= (uint8_t)(1u << i);
     if (long_wave(st)) {
         /* The straggler listens for a moment after its send (ACTIVITY_HOLD_MS after the
          * ack): the reply goes now, ahead of the tuple this node forwards for it --
@@ -102,14 +103,12 @@ void stops_on_straggler(mote_state *st, uint8_t qid)
          * spent (`logistic` 100-node grid at 8 s, seed 8: a leaf's six results after the
          * stop drew 4-8 replies each, all collided or came as it slept; it sampled 8
          * epochs on). */
-        st->stops.due |= (uint8_t)(1u << i);
         if (sched_due(st->stops.reply_after, now) && st->ctl_count < CTLQ_LEN) {
             st->stops.reply_after = now + STOPS_REPLY_GAP_MS;
             send_del(st, qid); /* a DEL needs no slot there (core/txpath.c, tx_down_gate) */
         }
         return;
     }
-    st->stops.due |= (uint8_t)(1u << i);
     /* Not a control period after the last DEL: by then the straggler sleeps again.
      * Replies keep a gap of their own, so a burst of its results asks one. */
     if ((int32_t)(now - (st->stops.del_after - SCHED_CTL_PERIOD_MS)) >= (int32_t)STOPS_REPLY_GAP_MS)
@@ -145,7 +144,6 @@ uint8_t stops_wave_waiting(const mote_state *st)
  * stop). Sending the first echo right behind the first copy, in the same slot, stopped
  * no more nodes: the slot is crowded with the level's copies already.
  */
-
 void stops_pump(mote_state *st)
 {
     uint8_t i, wave = long_wave(st);

@@ -572,12 +572,12 @@ static uint8_t wait_to_bundle(mote_state *st)
  * held up the beacons and query requests queued behind it for up to an epoch: the first
  * of those goes ahead of it (the downward packets keep their order).
  */
-static void promote_other(mote_state *st)
+static uint8_t promote_other(mote_state *st)
 {
     uint8_t k, at, prev;
     ctl_packet moved;
     if (!run_send_wave(st))
-        return;
+        return 0;
     for (k = 1; k < st->ctl_count; k++) {
         at = (uint8_t)((st->ctl_head + k) % CTLQ_LEN);
         if (is_downward(&st->ctlq[at]))
@@ -588,8 +588,9 @@ static void promote_other(mote_state *st)
             st->ctlq[(st->ctl_head + k) % CTLQ_LEN] = st->ctlq[prev];
         }
         st->ctlq[st->ctl_head] = moved;
-        return;
+        return 1;
     }
+    return 0;
 }
 
 void tx_pump(mote_state *st)
@@ -612,15 +613,17 @@ void tx_pump(mote_state *st)
     if (st->radio_busy || (st->retry_pending && !st->ctl_count))
         return;
     if (st->ctl_count) {
-        ctl_packet *p;
-        uint8_t p_am, down;
-        if (is_downward(&st->ctlq[st->ctl_head]) &&
-            !tx_down_gate(st, is_del(&st->ctlq[st->ctl_head])) && tx_gate(st))
-            promote_other(st);
-        p = &st->ctlq[st->ctl_head];
+        ctl_packet *p = &st->ctlq[st->ctl_head];
+        uint8_t p_am, down = is_downward(p);
+        uint8_t open = down ? tx_down_gate(st, is_del(p)) : tx_gate(st);
+        /* Held for its slot while other control may go: the first beacon or request
+         * queued behind it goes ahead (promote_other), through the gate just opened. */
+        if (down && !open && tx_gate(st) && promote_other(st)) {
+            down = 0;
+            open = 1;
+        }
         p_am = p->bytes[2];
-        down = is_downward(p);
-        if (!(down ? tx_down_gate(st, is_del(p)) : tx_gate(st))) {
+        if (!open) {
             /* A downward packet waiting for its slot holds no result up. */
             if (down && !st->retry_pending && !st->held.waits &&
                 tx_results_may_go(st, mote_now(st)) &&
