@@ -3,9 +3,10 @@
 
 The experiment's own watch after the stop is 5 epochs (emu/experiment.py,
 AFTER_STOP_EPOCHS): a mote that runs on longer shows only as still sampling. Here the
-watch is --after epochs, so every mote's lag is measured. A mote's lag is the epochs
-between the gateway's stop and its last sample (accuracy._stop_lags); late readings are
-the samples taken more than two epochs after the stop (readings nobody delivers).
+watch is --after epochs (run_experiment's ``after_stop_epochs``), so every mote's lag is
+measured. A mote's lag is the epochs between the gateway's stop and its last sample
+(accuracy._stop_lags); late readings are the samples taken more than two epochs after
+the stop (readings nobody delivers, QueryOutcome.late_samples).
 
     python bench/stoplag.py --seeds 10 --out /tmp/stoplag.json
     python bench/stoplag.py --cases intel_31s --seeds 3 --after 20
@@ -23,9 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from motebase.emu import experiment as exp
+from motebase.emu.experiment import QueryRun, result_records, run_experiment, truth_records
 from motebase.emu.network import Network, NetworkConfig
-from motebase.emu.truth import samples_from
 from motebase.gateway.accuracy import TupleAccuracy, compare
 
 SELECT = "SELECT nodeid, light FROM sensors SAMPLE PERIOD {}"
@@ -38,24 +38,13 @@ CASES = {
 def measure(job: tuple[str, int, str, int]) -> dict[str, Any]:
     name, seed, link_model, after = job
     nodes, topology, sql, epochs = CASES[name]
-    exp.AFTER_STOP_EPOCHS = after
     config = NetworkConfig(nodes=nodes, topology=topology, seed=seed, link_model=link_model)
     with Network(config) as net:
-        net.run_for(max(0.0, 30_000.0 - net.now_ms))
-        runner = exp._Runner(net, [exp.QueryRun(sql)], epochs, (), None, False, ())
-        outcomes = runner.run()
-        experiment = exp.Experiment(net.present, outcomes, net.now_ms / 1000.0, runner.notices)
-        observed = np.concatenate(runner.observations)
-    (outcome,) = outcomes
-    (query,) = compare(
-        exp.result_records(experiment), exp.truth_records(experiment)
-    ).queries.values()
+        experiment = run_experiment(net, [QueryRun(sql)], epochs=epochs, after_stop_epochs=after)
+    (outcome,) = experiment.outcomes
+    (query,) = compare(result_records(experiment), truth_records(experiment)).queries.values()
     assert isinstance(query, TupleAccuracy) and query.stop is not None
     stop = query.stop
-    assert outcome.stop_time_s is not None
-    late_from_us = (outcome.stop_time_s * 1000.0 + 2 * outcome.epoch_ms) * 1000.0
-    qid = outcome.query.query_id
-    late = [s for s in samples_from(observed, qid, runner.start_us[0]) if s.t_us > late_from_us]
     lags = list(stop.lag_by_node.values())
     return {
         "case": name,
@@ -64,7 +53,7 @@ def measure(job: tuple[str, int, str, int]) -> dict[str, Any]:
         "max_lag": max(lags) if lags else 0,
         "lags": dict(sorted(collections.Counter(lags).items())),
         "slow_nodes": {n: v for n, v in stop.lag_by_node.items() if v > 2},
-        "late_readings": len(late),
+        "late_readings": outcome.late_samples,
         "within_2": stop.stopped_within_2,
         "still_sampling": stop.still_sampling,
     }

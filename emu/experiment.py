@@ -85,6 +85,8 @@ class QueryOutcome:
     watched_until_ms: float | None = None
     #: node -> depth in the routing tree at each of its samples: (epoch -> depth)
     depth: dict[tuple[int, int], int] = field(default_factory=dict)
+    #: samples taken more than two epochs after the stop: readings nobody delivers
+    late_samples: int = 0
 
     @property
     def epoch_ms(self) -> int:
@@ -129,8 +131,10 @@ class _Runner:
         progress: Callable[[str], None] | None,
         adapt_rate: bool = False,
         commands: Sequence[tuple[str, dict[str, Any]]] = (),
+        after_stop_epochs: int = AFTER_STOP_EPOCHS,
     ) -> None:
         self.net = net
+        self.after_stop_epochs = after_stop_epochs
         self.commands = commands
         self.runs = runs
         self.epochs = epochs
@@ -165,7 +169,7 @@ class _Runner:
         for outcome in self.outcomes:
             if outcome.stop_time_s is None:
                 self._stop(outcome)
-        tail = max(o.epoch_ms for o in self.outcomes) * AFTER_STOP_EPOCHS / 1000.0
+        tail = max(o.epoch_ms for o in self.outcomes) * self.after_stop_epochs / 1000.0
         self._poll_for(tail)
         for sink in self.sinks:
             sink.write(self.session.finish())
@@ -283,6 +287,9 @@ class _Runner:
             samples = samples_from(observed, qid, since)
             outcome.truth = ground_truth(outcome.query, samples)
             outcome.watched_until_ms = self.session.clock() * 1000.0
+            if outcome.stop_time_s is not None:
+                late_from_us = (outcome.stop_time_s * 1000.0 + 2 * outcome.epoch_ms) * 1000.0
+                outcome.late_samples = sum(1 for s in samples if s.t_us > late_from_us)
             for sample in samples:
                 first, last = outcome.node_epochs.get(sample.node, (sample.epoch, sample.epoch))
                 outcome.node_epochs[sample.node] = (
@@ -330,15 +337,17 @@ def run_experiment(
     progress: Callable[[str], None] | None = None,
     adapt_rate: bool = False,
     commands: Sequence[tuple[str, dict[str, Any]]] = (),
+    after_stop_epochs: int = AFTER_STOP_EPOCHS,
 ) -> Experiment:
     """Run ``runs`` concurrently on ``net`` (see the module docstring); ``adapt_rate``:
     the gateway lowers a SELECT's rate the network cannot carry (gateway/ratecontrol.py);
     ``commands``: named commands (name, params) sent after the warm-up, before the
-    queries (``snoop`` off, a queue policy)."""
+    queries (``snoop`` off, a queue policy); ``after_stop_epochs``: how long the network
+    is watched after the stops (a stop's lag is measured only as far as that)."""
     if not runs:
         raise ValueError("an experiment needs at least one query")
     net.run_for(max(0.0, warmup_ms - net.now_ms))
-    runner = _Runner(net, runs, epochs, sinks, progress, adapt_rate, commands)
+    runner = _Runner(net, runs, epochs, sinks, progress, adapt_rate, commands, after_stop_epochs)
     outcomes = runner.run()
     return Experiment(net.present, outcomes, net.now_ms / 1000.0, runner.notices)
 

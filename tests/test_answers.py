@@ -4,7 +4,8 @@ exactly where the network is lossless and seeded.
 
 - aggregates on 100 nodes: COUNT is the node count, SUM and AVG do not overflow;
 - GROUP BY nodeid on 25 nodes gives every group, though a node holds 8;
-- a stopped query stops on every node, and the next query counts every node;
+- a stopped query stops on every node, and the next query counts every node; a mote cut
+  off before the stop samples on, and its readings after the stop are counted late;
 - at long epochs, with two down waves an epoch, a stop reaches every mote before it
   samples twice after it;
 - a query reaches a 150-level line before its epoch 1, so epoch 1 counts every node;
@@ -16,6 +17,7 @@ exactly where the network is lossless and seeded.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -27,7 +29,7 @@ from motebase.emu.experiment import (
     run_experiment,
     truth_records,
 )
-from motebase.emu.network import Network, NetworkConfig
+from motebase.emu.network import ConfigError, Network, NetworkConfig
 from motebase.gateway.accuracy import AccuracyReport, AggregateAccuracy, compare
 
 AGGREGATES = (
@@ -73,6 +75,7 @@ def test_a_stopped_query_stops_everywhere_and_the_next_one_counts_every_node() -
     assert tuples.stop is not None
     assert tuples.stop.stopped_within_2 == 1.0
     assert tuples.stop.still_sampling == [] and tuples.stop.not_freed == []
+    assert first.outcomes[0].late_samples == 0
     # the stopped id is still busy (its results may be in flight): the next query gets another
     assert first.outcomes[0].query.query_id != second.outcomes[0].query.query_id
     assert aggregate(report_of(second)).exact_fraction == 1.0
@@ -96,6 +99,38 @@ def test_a_stop_at_a_long_epoch_reaches_every_mote_within_an_epoch(sql: str) -> 
     assert len(query.stop.lag_by_node) == 100
     assert max(query.stop.lag_by_node.values()) == 1
     assert query.stop.still_sampling == [] and query.stop.not_freed == []
+
+
+def test_a_mote_cut_off_before_the_stop_samples_on_through_a_longer_watch() -> None:
+    # Corner node 8 of a 9-node grid loses every link in epoch 1 and never hears the stop
+    # (sent in epoch 6): it samples each epoch of a 6-epoch watch, through epoch 13. Its
+    # samples from two epochs after the stop on, epochs 9-13, are the late readings.
+    # Not lossless: that radio delivers every frame whatever its links say.
+    cut: list[float] = []
+
+    def cut_node_8(_: str) -> None:
+        if cut or net.now_ms < 36_000:
+            return
+        cut.append(net.now_ms)
+        for other in range(8):
+            for src, dst in ((8, other), (other, 8)):
+                with contextlib.suppress(ConfigError):  # not neighbours
+                    net.set_link(src, dst, 0.0)
+
+    with Network(NetworkConfig(nodes=9, link_model="logistic", seed=1)) as net:
+        experiment = run_experiment(
+            net,
+            [QueryRun(SELECT, stop_after=6)],
+            epochs=6,
+            progress=cut_node_8,
+            after_stop_epochs=6,
+        )
+    (tuples,) = report_of(experiment).queries.values()
+    (outcome,) = experiment.outcomes
+    assert cut and tuples.stop is not None and outcome.stopped_at_epoch == 6
+    assert tuples.stop.still_sampling == [8] and tuples.stop.lag_by_node[8] == 7
+    assert outcome.node_epochs[8] == (1, 13)
+    assert outcome.late_samples == 5
 
 
 def test_group_by_nodeid_over_25_nodes_is_exact() -> None:
