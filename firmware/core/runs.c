@@ -1,6 +1,7 @@
 #include "runs.h"
 
 #include "../ops/agg.h"
+#include "compiler.h"
 #include "observe.h"
 #include "processing.h"
 #include "schedule.h"

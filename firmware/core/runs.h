@@ -61,14 +61,9 @@ uint8_t run_tuples_running(const mote_state *st);
  * in: the period of a long epoch's waves (epoch / SCHED_LONG_WAVES) in ms, or 0 for every
  * control period's (core/runs.c, take_wave). */
 uint32_t run_send_wave(const mote_state *st);
-/* sched_wave_since in the node's down wave. Kept out of line: link-time optimisation
- * copied it, a 32-bit multiply and modulo, into each of its five callers, 190 B of the
- * mica2 image's flash (tests/avr, FLASH_LIMIT). */
-#if defined(__GNUC__)
-#define MOTE_NOINLINE __attribute__((noinline))
-#else
-#define MOTE_NOINLINE
-#endif
+/* sched_wave_since in the node's down wave. Kept out of line (core/compiler.h): link-time
+ * optimisation copied it, a 32-bit multiply and modulo, into each of its five callers,
+ * 190 B of the mica2 image's flash (tests/avr, FLASH_LIMIT). */
 uint32_t run_wave_since(const mote_state *st, uint32_t now, uint8_t depth);
 uint8_t run_relays_tuples(const mote_state *st);
 

@@ -7,6 +7,7 @@
 #include "../query/assembly.h"
 #include "../result/bundle.h"
 #include "../result/result.h"
+#include "compiler.h"
 #include "runs.h"
 #include "schedule.h"
 #include "sharing.h"
