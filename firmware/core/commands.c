@@ -1,6 +1,7 @@
 #include "commands.h"
 
 #include "../net/le16.h"
+#include "clock.h"
 #include "querymsg.h"
 #include "runs.h"
 #include "schedule.h"

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "clock.h"
 #include "commands.h"
 #include "mote_state.h"
 #include "processing.h"
@@ -30,11 +31,6 @@ typedef char mote_counters_lead_mote_stats[
     (offsetof(mote_stats, queue_dropped) >= sizeof(mote_counters)) ? 1 : -1];
 
 size_t mote_state_size(void) { return sizeof(mote_state); }
-
-uint32_t mote_now(const mote_state *st)
-{
-    return st->hal->now_ms(st->hal->ctx) + st->clock_offset;
-}
 
 /* ---- power, alarm ---------------------------------------------------------- */
 

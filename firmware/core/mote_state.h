@@ -226,7 +226,7 @@ struct mote_state {
     uint32_t ctl_hold_until;  /* heard downward control: listen until then, full queue or not */
     uint32_t send_until;      /* the parent is known to listen until then */
     uint32_t ctl_until;       /* children heard a query part: they listen until then */
-    uint32_t request_after;   /* no query request (AM 104) before then */
+    uint32_t request_after;   /* no query request (AM 104) before then (txpath.h) */
     held_result held;
     query_share share;        /* query parts a neighbour asked for, still to send */
     stop_memory stops;        /* stopped queries, DELs for stragglers (core/stops.h) */
@@ -255,8 +255,5 @@ struct mote_state {
     serial_rx srx;
     mote_counters stats;
 };
-
-/* Logical now. */
-uint32_t mote_now(const mote_state *st);
 
 #endif /* MOTE_CORE_MOTE_STATE_H */

@@ -3,6 +3,7 @@
 #include "../ops/agg.h"
 #include "../ops/arith.h"
 #include "../ops/snoop.h"
+#include "clock.h"
 #include "observe.h"
 #include "sampling.h"
 #include "txpath.h"

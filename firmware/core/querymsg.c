@@ -2,6 +2,7 @@
 
 #include "../net/le16.h"
 #include "../query/trailer.h"
+#include "clock.h"
 #include "runs.h"
 #include "schedule.h"
 #include "sharing.h"

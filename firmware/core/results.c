@@ -3,6 +3,7 @@
 #include "../net/le16.h"
 #include "../result/bundle.h"
 #include "../result/result.h"
+#include "clock.h"
 #include "processing.h"
 #include "querymsg.h"
 #include "runs.h"

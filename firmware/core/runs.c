@@ -1,13 +1,12 @@
 #include "runs.h"
 
 #include "../ops/agg.h"
-#include "compiler.h"
 #include "observe.h"
+#include "clock.h"
 #include "processing.h"
 #include "schedule.h"
 #include "sharing.h"
 #include "stops.h"
-#include "txpath.h"
 
 /* How late an epoch's work may begin rather than be skipped: two intervals, what a move
  * two levels deeper shifts it by. (All but an interval let a 100-node lossy grid at 1 s
@@ -40,47 +39,6 @@ static uint32_t epoch_end(const query_run *run) { return run->epoch_start + run-
  */
 static uint8_t unslotted(const mote_state *st) { return (st->flags & MOTE_F_UNSLOTTED) != 0; }
 
-uint32_t run_tx_until(const query_run *run)
-{
-    return epoch_end(run) - (uint32_t)run->slot_depth * sched_interval_ms(run->epoch_ms);
-}
-
-/*
- * Whether to listen in the children's interval: yes if a neighbour routes
- * through us (routing's view, or results heard lately), and also if one could
- * -- a neighbour one level deeper may switch to us any epoch, and a record
- * that finds us asleep is merged an epoch late. Only a node at the rim of the
- * tree sleeps through it.
- */
-static uint8_t may_have_children(const routing *rt, uint8_t heard_recently)
-{
-    uint8_t i, n = routing_neighbor_count(rt), below = (uint8_t)(routing_depth(rt) + 1u);
-    if (heard_recently)
-        return 1;
-    for (i = 0; i < n; i++) {
-        const routing_neighbor *nb = routing_neighbor_at(rt, i);
-        if ((nb->flags & ROUTING_NB_CHILD) || nb->depth == below)
-            return 1;
-    }
-    return 0;
-}
-
-uint8_t run_any(const mote_state *st)
-{
-    uint8_t i;
-    for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status >= QUERY_RUNNING)
-            return 1;
-    return 0;
-}
-
-uint8_t run_slot_of(const mote_state *st, uint8_t qid)
-{
-    uint8_t slot = qtable_find(&st->queries, qid);
-    return slot < QUERY_SLOTS && st->queries.slot[slot].status >= QUERY_RUNNING ? slot
-                                                                                  : QUERY_SLOTS;
-}
-
 static uint8_t aggregates_running(const mote_state *st)
 {
     uint8_t i;
@@ -88,16 +46,6 @@ static uint8_t aggregates_running(const mote_state *st)
         if (st->queries.slot[i].status >= QUERY_RUNNING && st->queries.slot[i].has_agg)
             return 1;
     return 0;
-}
-
-uint32_t run_send_wave(const mote_state *st)
-{
-    return (uint32_t)st->wave_units * SCHED_EPOCH_UNIT_MS / SCHED_LONG_WAVES;
-}
-
-MOTE_NOINLINE uint32_t run_wave_since(const mote_state *st, uint32_t now, uint8_t depth)
-{
-    return sched_wave_since(now, run_send_wave(st), depth);
 }
 
 /*
@@ -127,20 +75,6 @@ static void take_wave(mote_state *st)
             longest = run->epoch_ms;
     }
     st->wave_units = (uint16_t)(longest / SCHED_EPOCH_UNIT_MS);
-}
-
-uint8_t run_tuples_running(const mote_state *st)
-{
-    uint8_t i;
-    for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status >= QUERY_RUNNING && !st->queries.slot[i].has_agg)
-            return 1;
-    return 0;
-}
-
-uint8_t run_relays_tuples(const mote_state *st)
-{
-    return run_tuples_running(st) && may_have_children(&st->rt, st->child_epochs != 0);
 }
 
 /* Records the node may send for the query this epoch: one per aggregate expression
@@ -215,7 +149,7 @@ static void schedule_epoch(mote_state *st, uint8_t slot, uint8_t children_slot)
 {
     query_run *run = &st->run[slot];
     if (st->id == MOTE_ROOT_ID || st->queries.slot[slot].has_agg ||
-        may_have_children(&st->rt, st->child_epochs != 0)) {
+        run_may_have_children(st)) {
         run->phase = PH_WAKE;
         run->next_at = interval_start(run, children_slot);
     } else if (proc_snoops(st, &st->queries.slot[slot])) {
@@ -487,7 +421,7 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
      * its own still find it awake. Shorter epochs keep the wait (delivery is measured
      * there). */
     if (routing_parent(&st->rt) == MOTE_ROOT_ID && sched_wave_ms(run->epoch_ms) &&
-        !may_have_children(&st->rt, st->child_epochs != 0)) {
+        !run_may_have_children(st)) {
         run->next_at = now;
         return;
     }

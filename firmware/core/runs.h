@@ -20,12 +20,7 @@
 #include <stdint.h>
 
 #include "mote_state.h"
-
-/* 1 if any query runs (or drains): the node keeps its slots. */
-uint8_t run_any(const mote_state *st);
-
-/* The slot of query qid if it runs or drains here, else QUERY_SLOTS. */
-uint8_t run_slot_of(const mote_state *st, uint8_t qid);
+#include "running.h" /* what runs.c keeps, as the modules below it read it */
 
 /*
  * A query just completed: reserve its state memory and schedule its first
@@ -46,29 +41,6 @@ void run_retime(mote_state *st, uint8_t slot);
 
 /* Execute every phase of `slot` due at logical time `now`. */
 void run_advance(mote_state *st, uint8_t slot, uint32_t now);
-
-/*
- * Tuples (queries without aggregates) do not fit the slots: a relay carries its
- * whole subtree's, and a level that may forward only in its own interval moves a
- * backlog up one level per epoch. So while a tuple query runs, a node that has
- * (or may get) children stays awake and forwards at radio speed, as TinyDB 1.x
- * stayed awake for short epochs; leaves keep sleeping between their slots.
- * run_tuples_running: a tuple query runs (then every parent listens).
- * run_relays_tuples: this node is such a relay.
- */
-uint8_t run_tuples_running(const mote_state *st);
-/* The node's down wave (core/schedule.h), which it listens and sends downward control
- * in: the period of a long epoch's waves (epoch / SCHED_LONG_WAVES) in ms, or 0 for every
- * control period's (core/runs.c, take_wave). */
-uint32_t run_send_wave(const mote_state *st);
-/* sched_wave_since in the node's down wave. Kept out of line (core/compiler.h): link-time
- * optimisation copied it, a 32-bit multiply and modulo, into each of its five callers,
- * 190 B of the mica2 image's flash (tests/avr, FLASH_LIMIT). */
-uint32_t run_wave_since(const mote_state *st, uint32_t now, uint8_t depth);
-uint8_t run_relays_tuples(const mote_state *st);
-
-/* End of the node's own interval in the epoch being worked on: its control stops. */
-uint32_t run_tx_until(const query_run *run);
 
 /*
  * A child's record for the epoch the node planned next arrived before the node

@@ -1,5 +1,6 @@
 #include "sampling.h"
 
+#include "clock.h"
 int32_t sampling_read_attr(mote_state *st, uint8_t attr)
 {
     switch (attr) {

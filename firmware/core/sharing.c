@@ -3,6 +3,7 @@
 #include "../net/le16.h"
 #include "../query/rebuild.h"
 #include "../query/trailer.h"
+#include "clock.h"
 #include "schedule.h"
 #include "stops.h"
 #include "txpath.h"
@@ -16,7 +17,7 @@
 void share_init(mote_state *st)
 {
     st->share.qid = QUERY_NO_QID;
-    st->request_after = mote_now(st);
+    tx_pace_requests(st, mote_now(st));
 }
 
 /* Bit `b` of a 32-bit qmsgMask; parts past bit 31 are never marked held. */
@@ -48,11 +49,11 @@ static void send_request(mote_state *st, uint8_t qid, uint16_t to, uint8_t liste
     uint8_t slot = qtable_find(&st->queries, qid);
     uint32_t now = mote_now(st);
     uint32_t mask = slot < QUERY_SLOTS ? held_mask(&st->queries.slot[slot]) : 0u;
-    if ((!sched_due(st->request_after, now) && !(listens && (st->flags & MOTE_F_REQUEST_LOST))) ||
+    if ((!sched_due(tx_request_after(st), now) && !(listens && (st->flags & MOTE_F_REQUEST_LOST))) ||
         to == TOS_UART_ADDR)
         return;
     if (to == ROUTING_PARENT_NONE) { /* nobody to ask yet: again once a route may exist */
-        st->request_after = now + QREQ_GAP_MS;
+        tx_pace_requests(st, now + QREQ_GAP_MS);
         return;
     }
     msg[QREQ_QID] = qid;
@@ -61,7 +62,7 @@ static void send_request(mote_state *st, uint8_t qid, uint16_t to, uint8_t liste
     le16_put(msg + QREQ_REQ_NODE, st->id);
     le16_put(msg + QREQ_FROM_NODE, to);
     tx_control(st, to, AM_QUERY_REQUEST, msg, QREQ_LEN);
-    st->request_after = now + QREQ_GAP_MS;
+    tx_pace_requests(st, now + QREQ_GAP_MS);
     st->flags &= (uint8_t)~MOTE_F_REQUEST_LOST;
 }
 
@@ -74,7 +75,7 @@ uint8_t share_awaiting(const mote_state *st)
     for (i = 0; i < st->ctl_count; i++)
         if (st->ctlq[(st->ctl_head + i) % CTLQ_LEN].bytes[2] == AM_QUERY_REQUEST)
             return 1;
-    return !sched_due(st->request_after, mote_now(st));
+    return !sched_due(tx_request_after(st), mote_now(st));
 }
 
 void share_on_result(mote_state *st, uint8_t qid, uint16_t from)
@@ -89,7 +90,7 @@ void share_on_result(mote_state *st, uint8_t qid, uint16_t from)
 
 void share_on_part(mote_state *st)
 {
-    st->request_after = sched_later(st->request_after, mote_now(st) + QREQ_GAP_MS);
+    tx_pace_requests(st, sched_later(tx_request_after(st), mote_now(st) + QREQ_GAP_MS));
 }
 
 void share_on_request_overheard(mote_state *st, const uint8_t *data, uint8_t len)
@@ -108,16 +109,16 @@ void share_on_complete(mote_state *st)
     for (i = 0; i < QUERY_SLOTS; i++)
         if (st->queries.slot[i].status == QUERY_ASSEMBLING)
             return; /* another one still waits for its parts */
-    st->request_after = mote_now(st);
+    tx_pace_requests(st, mote_now(st));
 }
 
-uint32_t share_next_request(const mote_state *st) { return st->request_after; }
+uint32_t share_next_request(const mote_state *st) { return tx_request_after(st); }
 
 /* An unfinished query nobody's result reminds us of: ask when the parts stopped coming. */
 static void ask_for_stalled(mote_state *st)
 {
     uint8_t i;
-    if (!sched_due(st->request_after, mote_now(st)))
+    if (!sched_due(tx_request_after(st), mote_now(st)))
         return;
     for (i = 0; i < QUERY_SLOTS; i++)
         if (st->queries.slot[i].status == QUERY_ASSEMBLING) {

@@ -46,7 +46,6 @@
 #include "mote_state.h"
 
 #define QREQ_LEN 9u
-#define QREQ_GAP_MS 1024u
 
 void share_init(mote_state *st);
 

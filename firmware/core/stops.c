@@ -1,7 +1,8 @@
 #include "stops.h"
 
 #include "../query/assembly.h"
-#include "runs.h"
+#include "clock.h"
+#include "running.h"
 #include "schedule.h"
 #include "txpath.h"
 

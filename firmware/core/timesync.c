@@ -1,5 +1,6 @@
 #include "timesync.h"
 
+#include "clock.h"
 #include "runs.h"
 
 /* Logical time at the start symbol of the frame being received (hal.h). */

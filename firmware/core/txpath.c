@@ -7,10 +7,10 @@
 #include "../query/assembly.h"
 #include "../result/bundle.h"
 #include "../result/result.h"
+#include "clock.h"
 #include "compiler.h"
-#include "runs.h"
+#include "running.h"
 #include "schedule.h"
-#include "sharing.h"
 
 /* ctl_packet.len: the frame's length, and whether it was handed back once already
  * (requeue_abandoned). */
@@ -43,6 +43,10 @@ void tx_control(mote_state *st, uint16_t addr, uint8_t am, const uint8_t *data, 
     st->ctl_count++;
     tx_pump(st);
 }
+
+uint32_t tx_request_after(const mote_state *st) { return st->request_after; }
+
+void tx_pace_requests(mote_state *st, uint32_t until) { st->request_after = until; }
 
 static void uart_send_packet(mote_state *st, const uint8_t *pkt, uint8_t len)
 {
@@ -635,7 +639,7 @@ void tx_pump(mote_state *st)
         if (p_am == AM_QUERY)
             stamp_time(st, p->bytes + TOS_HEADER_LEN + QMSG_TIME);
         else if (p_am == AM_QUERY_REQUEST) /* the answer is awaited from now on */
-            st->request_after = mote_now(st) + QREQ_GAP_MS;
+            tx_pace_requests(st, mote_now(st) + QREQ_GAP_MS);
         if (radio_send(st, p->bytes, (uint8_t)(p->len & CTL_LEN_MASK))) {
             st->ctl_head = (uint8_t)((st->ctl_head + 1u) % CTLQ_LEN);
             st->ctl_count--;

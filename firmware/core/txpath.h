@@ -35,6 +35,17 @@
 /* Queue a control packet (AM `am`, `len` data bytes) for the radio; counted if dropped. */
 void tx_control(mote_state *st, uint16_t addr, uint8_t am, const uint8_t *data, uint8_t len);
 
+/*
+ * Query requests (AM 104, core/sharing.c) are paced here, where they go on the air: no
+ * request leaves before tx_request_after, and the answer to the last one is awaited
+ * until then -- QREQ_GAP_MS from when it went on the air, not from when it was queued
+ * (it may wait for a down slot). Sharing sets the pace for what it knows (a part just
+ * came, every query complete); the air time is known only here.
+ */
+#define QREQ_GAP_MS 1024u
+uint32_t tx_request_after(const mote_state *st);
+void tx_pace_requests(mote_state *st, uint32_t until);
+
 /* Send a packet (AM `am`) to the UART right away, framed. */
 void tx_uart(mote_state *st, uint8_t am, const uint8_t *data, uint8_t len);
 

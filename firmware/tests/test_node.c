@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "core/sharing.h"
+#include "core/txpath.h"
 #include "netsim.h"
 #include "ops/agg.h"
 #include "qmsg.h"

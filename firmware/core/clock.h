@@ -1,0 +1,18 @@
+/*
+ * clock.h - the node's logical time, the bottom of the core.
+ *
+ * Logical time is the platform's clock (hal.now_ms) plus the offset time sync keeps
+ * (core/timesync.c): every epoch, slot and timeout of the core is cut by it, so every
+ * module reads it, and it reads nothing of theirs.
+ */
+#ifndef MOTE_CORE_CLOCK_H
+#define MOTE_CORE_CLOCK_H
+
+#include <stdint.h>
+
+#include "mote_state.h"
+
+/* Logical now, in ms (wraps after 49 days; compare with sched_due, schedule.h). */
+uint32_t mote_now(const mote_state *st);
+
+#endif /* MOTE_CORE_CLOCK_H */
