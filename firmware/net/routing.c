@@ -636,6 +636,13 @@ static void reselect(routing *rt, uint8_t period_end)
                   (rt->nb[rt->parent_slot].depth < rt->depth ||
                    fresher(rt, &rt->nb[rt->parent_slot]) ||
                    (rt->nb[rt->parent_slot].cost < rt->cost && !held_steady(rt)));
+    /* Switches held (mid-epoch): a working parent is kept whatever the candidates, so
+     * none is looked at. Every packet heard comes here; while aggregates run this is
+     * most of them, and the loop's path costs were a twelfth of the emulator's time. */
+    if (have_parent && (rt->flags & ROUTING_F_HOLD)) {
+        set_parent(rt, rt->parent_slot); /* kept; its depth may have changed */
+        return;
+    }
     for (i = 0; i < rt->n_nb; i++) {
         if (is_candidate(rt, &rt->nb[i]) &&
             (have_parent ? may_replace_parent(rt, i) : safe_after_loss(rt, &rt->nb[i], period_end)) &&
