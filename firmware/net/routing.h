@@ -25,7 +25,8 @@
  *     For the parent, once we send to it, 255 over an EWMA (alpha 1/4) of the
  *     sends each result took, its ETX (routing_parent_took: the data path's
  *     feedback, collisions included); for others, quality x out_quality / 255
- *     (quality^2 / 255 until its beacon has listed us). A link is judged after
+ *     (quality^2 / 1020 until its beacon has listed us: a quarter of the way back
+ *     assumed, not all of it). A link is judged after
  *     ROUTING_NB_SEEN_MATURE of the sender's packets were due, and good at >=
  *     ROUTING_LINK_GOOD.
  *   - Path cost, 1/16 units: what the neighbour advertises plus what the hop

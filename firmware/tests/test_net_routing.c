@@ -715,7 +715,7 @@ static void hear_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t its_
     static uint16_t seq[MAX_NODES];
     tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
     mhop_header mh;
-    uint8_t body[ROUTING_BEACON_FIXED] = {0};
+    uint8_t body[ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY] = {0};
 
     mh.sourceaddr = src;
     mh.originaddr = src;
@@ -723,6 +723,9 @@ static void hear_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t its_
     mh.hopcount = depth;
     le16_put(body, its_parent);
     le16_put(body + 2, cost);
+    body[4] = 1; /* it lists us, heard without a loss: the way back is known */
+    le16_put(body + ROUTING_BEACON_FIXED, rt->self);
+    body[ROUTING_BEACON_FIXED + 2u] = 255u;
     routing_on_packet(rt, &tos, &mh, body, sizeof body);
 }
 
@@ -730,6 +733,39 @@ static void hear_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t its_
 static void hear(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent)
 {
     hear_at_cost(rt, src, depth, its_parent, (uint16_t)(depth * 16u));
+}
+
+/* A beacon at a perfect hop per level that lists no neighbour: it says nothing of how well
+ * its sender hears us. */
+static void hear_unlisted(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent)
+{
+    static uint16_t seq;
+    tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
+    mhop_header mh = {src, src, 0, depth};
+    uint8_t body[ROUTING_BEACON_FIXED] = {0};
+
+    mh.seqno = (int16_t)seq++;
+    le16_put(body, its_parent);
+    le16_put(body + 2, (uint16_t)(depth * 16u));
+    routing_on_packet(rt, &tos, &mh, body, sizeof body);
+}
+
+/* Two neighbours one hop from the root, both heard without a loss; only 2's beacons list
+ * us. 1 may not hear us at all: the way back is taken at a quarter of what we hear until
+ * its beacon tells, so 2 is the parent, not the lower id. */
+static void test_an_unknown_way_back_counts_for_little(void)
+{
+    routing rt;
+    int r;
+
+    routing_init(&rt, 5);
+    for (r = 0; r < 10; r++) {
+        hear_unlisted(&rt, 1, 1, 0);
+        hear(&rt, 2, 1, 0);
+        routing_tick(&rt);
+    }
+    CHECK_EQ(routing_parent(&rt), 2);
+    CHECK_EQ(routing_depth(&rt), 2);
 }
 
 /*
@@ -1011,6 +1047,7 @@ int main(void)
     test_dup_cycle_noroute();
     test_neighbour_resend_outlives_the_ring();
     test_table_replacement();
+    test_an_unknown_way_back_counts_for_little();
     test_duty_cycled_parent_judged_by_misses();
     test_no_loop_through_a_stale_descendant();
     test_unrouted_chooses_at_period_end();
