@@ -4,6 +4,7 @@ exactly where the network is lossless and seeded.
 
 - aggregates on 100 nodes: COUNT is the node count, SUM and AVG do not overflow;
 - GROUP BY nodeid on 25 nodes gives every group, though a node holds 8;
+- a query whose flood dies at the root's first hop is sent again, and counts every node;
 - a stopped query stops on every node, and the next query counts every node; a mote cut
   off before the stop samples on, and its readings after the stop are counted late;
 - at long epochs, with two down waves an epoch, a stop reaches every mote before it
@@ -131,6 +132,32 @@ def test_a_mote_cut_off_before_the_stop_samples_on_through_a_longer_watch() -> N
     assert tuples.stop.still_sampling == [8] and tuples.stop.lag_by_node[8] == 7
     assert outcome.node_epochs[8] == (1, 13)
     assert outcome.late_samples == 5
+
+
+def test_a_query_flood_lost_at_the_root_is_sent_again() -> None:
+    # The root's links are down while the query floods (from 29 s to 36 s): no neighbour
+    # hears a part, and with nobody sending results nobody asks for it either. The root,
+    # hearing no child's result, sends the parts again at epoch 2 (core/runs.c,
+    # echo_unanswered); without that echo the root counted itself alone for ever.
+    with Network(NetworkConfig(nodes=9, link_model="logistic", seed=1)) as net:
+        links = net.links
+        out_of_root = {
+            int(links.dst[k]): float(links.prob[k]) for k in range(links.row[0], links.row[1])
+        }
+        restored: list[float] = []
+
+        def restore(_: str) -> None:
+            if not restored and net.now_ms >= 36_000:
+                restored.append(net.now_ms)
+                for node, prob in out_of_root.items():
+                    net.set_link(0, node, prob)
+
+        net.run_for(29_000)
+        for node in out_of_root:
+            net.set_link(0, node, 0.0)
+        experiment = run_experiment(net, [QueryRun(COUNT)], epochs=12, progress=restore)
+    assert restored
+    assert counts(experiment)[:12] == [1, 1, 3] + [9] * 9  # the 12 epochs asked for
 
 
 def test_group_by_nodeid_over_25_nodes_is_exact() -> None:

@@ -287,7 +287,7 @@ def single_record(parsed: dict[str, Any], state: bytes) -> bytes:
 def test_state_fits_the_atmega128_budget() -> None:
     size = lib.mote_state_size()
     print(f"sizeof(mote_state) = {size}")
-    assert 0 < size <= 3168  # MOTE_STATE_MAX, firmware/core/mote.h
+    assert 0 < size <= 3176  # MOTE_STATE_MAX, firmware/core/mote.h
 
 
 def test_catalog_ids_are_exposed_for_the_emulator() -> None:

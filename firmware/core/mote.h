@@ -23,10 +23,11 @@
 #ifdef MOTE_PROFILE_AVR
 #define MOTE_STATE_MAX 2048u
 #else
-#define MOTE_STATE_MAX 3168u /* 3072 + 32 for the bundled tuples of result/bundle.h + 24 for the
+#define MOTE_STATE_MAX 3176u /* 3072 + 32 for the bundled tuples of result/bundle.h + 24 for the
                                  neighbours' reverse link estimates (net/routing.h) + 16 for
                                  the result queue's packed counts (net/radioq.h) + 24 for the
-                                 route generations (net/routing.h) */
+                                 route generations (net/routing.h) + 8 for whether each
+                                 query was answered (core/runs.c, echo_unanswered) */
 #endif
 #endif
 #define MOTE_ROOT_ID 0u

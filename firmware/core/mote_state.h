@@ -236,6 +236,8 @@ struct mote_state {
     uint8_t gate_open;        /* queries past their transmit start this epoch (bit per slot) */
     uint8_t listening;        /* queries in their children's interval (bit per slot) */
     uint8_t waiting;          /* queries waiting to hear the parent (bit per slot) */
+    uint8_t answered;         /* queries a child's result of came in since they started (bit
+                                 per slot): at the root, the sign that a flood landed (runs.c) */
     uint8_t power;            /* last state reported through hal.power (bit per part), and: */
     uint8_t in_flight;        /* what the radio carries: enum tx_in_flight (txpath.h) */
     uint8_t child_epochs;     /* epochs left counting as a parent (results heard) */

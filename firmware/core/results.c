@@ -219,6 +219,8 @@ static void take_result(mote_state *st, const mhop_header *mh, const qr_view *v,
 {
     if (v->type == QR_TUPLE) /* more may follow: the activity tail */
         st->hold_until = mote_now(st) + ACTIVITY_HOLD_MS;
+    if (slot < QUERY_SLOTS)
+        st->answered |= (uint8_t)(1u << slot);
     if (slot == QUERY_SLOTS) {
         heard_unknown_result(st, v->qid, mh->sourceaddr);
         /* A stopped query's: nobody assembles it any more, and the airtime up to the

@@ -291,6 +291,7 @@ uint8_t run_start(mote_state *st, uint8_t slot)
     run->emitted = 0;
     run->label = 0;
     run->epoch = 0;
+    st->answered &= (uint8_t)~(1u << slot);
     if (!run_others(st, slot)) /* its children run nothing either: they listen all along */
         st->wave_units = 0;
     choose_base(st, slot);
@@ -346,6 +347,23 @@ static uint8_t past_last_epoch(const query *q, uint32_t label)
 }
 
 /* New epoch: count it, sample. 0 if the query has finished draining (slot freed). */
+/*
+ * The root floods a new query once; a node that missed every part learns of it by
+ * hearing a neighbour's result of it (core/sharing.c) -- and nobody has results if the
+ * flood died at the first hop: the root's two broadcasts of a COUNT collided at each of its
+ * eleven neighbours (25-node grid on `sinr`, seed 9), and only the root ever ran the
+ * query. So the root sends the parts again, as to a neighbour that asked for all of them,
+ * at epochs 2, 4, 8, 16... until a child's result of the query comes in. Neighbours that
+ * hold the query drop the copies, and a query nobody can answer (no row passes its WHERE)
+ * costs one copy in a doubling number of epochs.
+ */
+static void echo_unanswered(mote_state *st, uint8_t slot)
+{
+    uint16_t e = st->run[slot].epoch;
+    if (st->id == MOTE_ROOT_ID && e >= 2u && !(e & (e - 1u)) && !(st->answered & (1u << slot)))
+        share_query(st, slot);
+}
+
 static uint8_t begin_epoch(mote_state *st, uint8_t slot)
 {
     query *q = &st->queries.slot[slot];
@@ -368,8 +386,10 @@ static uint8_t begin_epoch(mote_state *st, uint8_t slot)
     st->gate_open &= (uint8_t)~(1u << slot);
     if (st->child_epochs)
         st->child_epochs--;
-    if (q->status == QUERY_RUNNING)
+    if (q->status == QUERY_RUNNING) {
         proc_sample(st, slot);
+        echo_unanswered(st, slot);
+    }
     return 1;
 }
 

@@ -137,11 +137,29 @@ void share_on_transmit(mote_state *st)
         }
 }
 
+/* Send the parts of q that `mask` (a QueryRequestMessage's: bit set, held) lacks. */
+static void share_parts(mote_state *st, const query *q, uint32_t mask)
+{
+    uint8_t i;
+    st->share.fields = 0;
+    st->share.exprs = 0;
+    for (i = 0; i < q->num_fields; i++)
+        if (!mask_bit(mask, i))
+            st->share.fields |= (uint16_t)(1u << i);
+    for (i = 0; i < q->num_exprs; i++)
+        if (!mask_bit(mask, (uint8_t)(q->num_fields + i)))
+            st->share.exprs |= (uint16_t)(1u << i);
+    /* The event and numEpochs parts have no mask bit: always resent. */
+    st->share.others = (uint8_t)((mask_bit(mask, (uint8_t)(q->num_fields + q->num_exprs)) ? 0u
+                                                                                      : QSHARE_BUFFER) |
+                                 QSHARE_EVENT | QSHARE_NEPOCHS);
+    st->share.qid = q->qid;
+}
+
 void share_on_request(mote_state *st, const uint8_t *data, uint8_t len)
 {
-    uint8_t slot, i;
+    uint8_t slot;
     uint32_t mask;
-    const query *q;
     if (len < QREQ_LEN || st->share.qid != QUERY_NO_QID)
         return;
     slot = qtable_find(&st->queries, data[QREQ_QID]);
@@ -156,21 +174,14 @@ void share_on_request(mote_state *st, const uint8_t *data, uint8_t len)
     }
     if (st->queries.slot[slot].status != QUERY_RUNNING)
         return;
-    q = &st->queries.slot[slot];
     mask = (uint32_t)le16_get(data + QREQ_MASK) | (uint32_t)le16_get(data + QREQ_MASK + 2) << 16;
-    st->share.fields = 0;
-    st->share.exprs = 0;
-    for (i = 0; i < q->num_fields; i++)
-        if (!mask_bit(mask, i))
-            st->share.fields |= (uint16_t)(1u << i);
-    for (i = 0; i < q->num_exprs; i++)
-        if (!mask_bit(mask, (uint8_t)(q->num_fields + i)))
-            st->share.exprs |= (uint16_t)(1u << i);
-    /* The event and numEpochs parts have no mask bit: always resent. */
-    st->share.others = (uint8_t)((mask_bit(mask, (uint8_t)(q->num_fields + q->num_exprs)) ? 0u
-                                                                                      : QSHARE_BUFFER) |
-                                 QSHARE_EVENT | QSHARE_NEPOCHS);
-    st->share.qid = q->qid;
+    share_parts(st, &st->queries.slot[slot], mask);
+}
+
+void share_query(mote_state *st, uint8_t slot)
+{
+    if (st->share.qid == QUERY_NO_QID)
+        share_parts(st, &st->queries.slot[slot], 0u);
 }
 
 void share_later(mote_state *st, const uint8_t *msg)

@@ -69,6 +69,10 @@ uint32_t share_next_request(const mote_state *st);
  * keep listening to the parent, even with a full result queue. */
 uint8_t share_awaiting(const mote_state *st);
 
+/* Send every part of the running query in `slot` again, as to a neighbour that asked for
+ * them all (the root's echo of a query nobody answers, core/runs.c). */
+void share_query(mote_state *st, uint8_t slot);
+
 /* A QueryRequestMessage (AM 104) addressed to this node. */
 void share_on_request(mote_state *st, const uint8_t *data, uint8_t len);
 
