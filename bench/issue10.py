@@ -3,7 +3,9 @@
 Each case is one query on one emulated network (`mote accuracy`'s comparison against the
 emulator's ground truth, after the 30 s warm-up). SELECT cases report the tuple yield,
 aggregate cases the share of epochs exactly right and the COUNT the root delivered (its
-median over the epochs of a run). A row is the mean over seeds, with the median of the
+median over the epochs of a run). Beside each, the share of node-epochs that ran the query
+(`sampled`, worst seed): the metrics count what nodes sampled, so a query that reached
+only the root would score a perfect yield. A row is the mean over seeds, with the median of the
 per-seed values where issue 10 states a median; the per-seed values go to stderr and to
 the JSON (bench/results/issue10.json, docs/radio.md's table).
 
@@ -79,6 +81,15 @@ CASES = {
 
 def measure(name: str, seed: int, epochs: int | None, link_model: str | None = None) -> float:
     """One case on one seed: its metric (on ``link_model``, else the default radio)."""
+    return measure_with_reach(name, seed, epochs, link_model)[0]
+
+
+def measure_with_reach(
+    name: str, seed: int, epochs: int | None, link_model: str | None = None
+) -> tuple[float, float]:
+    """The metric, and the share of node-epochs that ran the query (``sampled``): a
+    yield counts what the nodes sampled, so a query that reached only the root has a
+    perfect yield, and shows here."""
     case = CASES[name]
     radio = {"link_model": link_model} if link_model else {}
     config = NetworkConfig(nodes=case.nodes, topology=case.topology, seed=seed, **radio)
@@ -87,19 +98,20 @@ def measure(name: str, seed: int, epochs: int | None, link_model: str | None = N
             net, [QueryRun(case.sql)], epochs=epochs or case.epochs, adapt_rate=case.adapt
         )
     (query,) = compare(result_records(experiment), truth_records(experiment)).queries.values()
+    reach = query.sampled or 0.0
     if case.metric == "yield":
         assert isinstance(query, TupleAccuracy) and query.tuple_yield is not None
-        return query.tuple_yield
+        return query.tuple_yield, reach
     assert isinstance(query, AggregateAccuracy)
     if case.metric == "exact":
-        return query.exact_fraction or 0.0
+        return query.exact_fraction or 0.0, reach
     counts = [e.count_delivered for e in query.epochs if e.count_delivered is not None]
-    return statistics.median(counts) if counts else 0.0
+    return (statistics.median(counts) if counts else 0.0), reach
 
 
-def _run(job: tuple[str, int, int | None, str | None]) -> tuple[str, int, float]:
+def _run(job: tuple[str, int, int | None, str | None]) -> tuple[str, int, float, float]:
     name, seed, epochs, link_model = job
-    return name, seed, measure(name, seed, epochs, link_model)
+    return name, seed, *measure_with_reach(name, seed, epochs, link_model)
 
 
 def run(
@@ -107,14 +119,16 @@ def run(
 ) -> dict[str, Any]:
     work = [(name, seed, epochs, link_model) for name in names for seed in range(1, seeds + 1)]
     values: dict[str, dict[int, float]] = {name: {} for name in names}
+    reach: dict[str, dict[int, float]] = {name: {} for name in names}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for name, seed, value in pool.map(_run, work):
+        for name, seed, value, sampled in pool.map(_run, work):
             values[name][seed] = value
-            print(f"{name:14s} seed {seed:3d}  {value:.3f}", file=sys.stderr)
-    return {name: summary(CASES[name], values[name]) for name in names}
+            reach[name][seed] = sampled
+            print(f"{name:14s} seed {seed:3d}  {value:.3f}  sampled {sampled:.3f}", file=sys.stderr)
+    return {name: summary(CASES[name], values[name], reach[name]) for name in names}
 
 
-def summary(case: Case, by_seed: dict[int, float]) -> dict[str, Any]:
+def summary(case: Case, by_seed: dict[int, float], reach: dict[int, float]) -> dict[str, Any]:
     per_seed = [by_seed[s] for s in sorted(by_seed)]
     mean, median = statistics.mean(per_seed), statistics.median(per_seed)
     judged = median if case.over == "median" else mean
@@ -129,18 +143,23 @@ def summary(case: Case, by_seed: dict[int, float]) -> dict[str, Any]:
         "target": case.target,
         "target_over": case.over,
         "met": None if case.target is None else judged >= case.target,
+        "sampled_per_seed": [reach[s] for s in sorted(reach)],
+        "sampled_min": min(reach.values()),
     }
 
 
 def table(rows: dict[str, dict[str, Any]]) -> str:
-    lines = ["| case | metric | mean | median | target | met |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| case | metric | mean | median | target | met | sampled, worst seed |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, r in rows.items():
         digits = 1 if r["metric"] == "count" else 3
         target = "" if r["target"] is None else f"≥ {r['target']:g} ({r['target_over']})"
         met = "" if r["met"] is None else ("yes" if r["met"] else "no")
         lines.append(
             f"| {name} | {r['metric']} | {r['mean']:.{digits}f} | {r['median']:.{digits}f}"
-            f" | {target} | {met} |"
+            f" | {target} | {met} | {r['sampled_min']:.3f} |"
         )
     return "\n".join(lines)
 

@@ -72,6 +72,8 @@ def test_issue10_table_runs_its_cases_and_judges_the_targets(tmp_path: Path) -> 
     (count,) = cases["count25"]["per_seed"]
     assert 0 < count <= 25  # a COUNT above the node count would be a wrong answer
     assert cases["count25"]["met"] == (count >= 24)
+    # who ran the query: a yield counts only what nodes sampled
+    assert all(0.0 < cases[c]["sampled_min"] <= 1.0 for c in cases)
     assert "| select25_2s | yield |" in done.stdout and "| count25 | count |" in done.stdout
 
 
