@@ -66,6 +66,5 @@ MOTE_NOINLINE uint32_t run_wave_since(const mote_state *st, uint32_t now, uint8_
 
 uint32_t run_tx_until(const query_run *run)
 {
-    uint32_t epoch_end = run->epoch_start + run->epoch_ms;
-    return epoch_end - (uint32_t)run->slot_depth * sched_interval_ms(run->epoch_ms);
+    return run_epoch_end(run) - (uint32_t)run->slot_depth * sched_interval_ms(run->epoch_ms);
 }

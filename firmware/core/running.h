@@ -44,6 +44,12 @@ uint32_t run_send_wave(const mote_state *st);
  * 190 B of the mica2 image's flash (tests/avr, FLASH_LIMIT). */
 uint32_t run_wave_since(const mote_state *st, uint32_t now, uint8_t depth);
 
+/* End of the epoch being worked on. */
+static inline uint32_t run_epoch_end(const query_run *run)
+{
+    return run->epoch_start + run->epoch_ms;
+}
+
 /* End of the node's own interval in the epoch being worked on: its control stops. */
 uint32_t run_tx_until(const query_run *run);
 

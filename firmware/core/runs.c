@@ -1,8 +1,8 @@
 #include "runs.h"
 
 #include "../ops/agg.h"
-#include "observe.h"
 #include "clock.h"
+#include "observe.h"
 #include "processing.h"
 #include "schedule.h"
 #include "sharing.h"
@@ -21,8 +21,6 @@ static uint32_t interval_start(const query_run *run, uint8_t k)
 {
     return sched_interval_start(run->epoch_start, run->epoch_ms, k);
 }
-
-static uint32_t epoch_end(const query_run *run) { return run->epoch_start + run->epoch_ms; }
 
 /*
  * `slots enabled=0` (core/commands.c): the naive alternative the slot schedule is
@@ -346,7 +344,6 @@ static uint8_t past_last_epoch(const query *q, uint32_t label)
     return q->num_epochs && label > q->num_epochs;
 }
 
-/* New epoch: count it, sample. 0 if the query has finished draining (slot freed). */
 /*
  * The root floods a new query once; a node that missed every part learns of it by
  * hearing a neighbour's result of it (core/sharing.c) -- and nobody has results if the
@@ -364,6 +361,7 @@ static void echo_unanswered(mote_state *st, uint8_t slot)
         share_query(st, slot);
 }
 
+/* New epoch: count it, sample. 0 if the query has finished draining (slot freed). */
 static uint8_t begin_epoch(mote_state *st, uint8_t slot)
 {
     query *q = &st->queries.slot[slot];
@@ -428,7 +426,7 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
     }
     if (st->id == MOTE_ROOT_ID) {
         run->phase = PH_PARENT; /* at the root: the end of its own interval */
-        run->next_at = epoch_end(run);
+        run->next_at = run_epoch_end(run);
         return;
     }
     share_on_transmit(st); /* the parent listens now */
@@ -447,7 +445,7 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
     }
     /* The parent listens through its own interval: results may go until its end.
      * Waiting for it lasts until a packet it starts there has ended. */
-    run->next_at = run->slot_depth ? run_tx_until(run) + interval : epoch_end(run);
+    run->next_at = run->slot_depth ? run_tx_until(run) + interval : run_epoch_end(run);
     st->send_until = sched_later(st->send_until, run->next_at);
     run->next_at += SCHED_TX_GUARD_MS;
     st->waiting |= (uint8_t)(1u << slot);
