@@ -79,17 +79,13 @@ CASES = {
 }
 
 
-def measure(name: str, seed: int, epochs: int | None, link_model: str | None = None) -> float:
-    """One case on one seed: its metric (on ``link_model``, else the default radio)."""
-    return measure_with_reach(name, seed, epochs, link_model)[0]
-
-
-def measure_with_reach(
+def measure(
     name: str, seed: int, epochs: int | None, link_model: str | None = None
 ) -> tuple[float, float]:
-    """The metric, and the share of node-epochs that ran the query (``sampled``): a
-    yield counts what the nodes sampled, so a query that reached only the root has a
-    perfect yield, and shows here."""
+    """One case on one seed (on ``link_model``, else the default radio): its metric, and
+    the share of node-epochs that ran the query (``sampled``): a yield counts what the
+    nodes sampled, so a query that reached only the root has a perfect yield, and shows
+    here."""
     case = CASES[name]
     radio = {"link_model": link_model} if link_model else {}
     config = NetworkConfig(nodes=case.nodes, topology=case.topology, seed=seed, **radio)
@@ -111,7 +107,7 @@ def measure_with_reach(
 
 def _run(job: tuple[str, int, int | None, str | None]) -> tuple[str, int, float, float]:
     name, seed, epochs, link_model = job
-    return name, seed, *measure_with_reach(name, seed, epochs, link_model)
+    return name, seed, *measure(name, seed, epochs, link_model)
 
 
 def run(
