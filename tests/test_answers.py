@@ -5,6 +5,8 @@ exactly where the network is lossless and seeded.
 - aggregates on 100 nodes: COUNT is the node count, SUM and AVG do not overflow;
 - GROUP BY nodeid on 25 nodes gives every group, though a node holds 8;
 - a query whose flood dies at the root's first hop is sent again, and counts every node;
+- a relay whose link to the root dies takes the long way round, two levels deeper, and
+  its subtree follows it within an epoch;
 - a stopped query stops on every node, and the next query counts every node; a mote cut
   off before the stop samples on, and its readings after the stop are counted late;
 - at long epochs, with two down waves an epoch, a stop reaches every mote before it
@@ -158,6 +160,42 @@ def test_a_query_flood_lost_at_the_root_is_sent_again() -> None:
         experiment = run_experiment(net, [QueryRun(COUNT)], epochs=12, progress=restore)
     assert restored
     assert counts(experiment)[:12] == [1, 1, 3] + [9] * 9  # the 12 epochs asked for
+
+
+def test_a_relay_cut_from_the_root_takes_the_long_way_and_its_subtree_follows(
+    tmp_path: Path,
+) -> None:
+    # 0-1-2-3 in a line, and a longer way from 0 to 1 through 4 and 5. At 90 s (epoch 7)
+    # the link 0-1 dies: relay 1 must go through 5, from depth 1 to 3, and 2 and 3 two
+    # levels deeper with it, while records are timed by depth. COUNT misses 1-3 for four
+    # epochs -- 1 gives up the root after two epochs of records unacknowledged
+    # (RECORD_LOST_MISSES) and waits for 5's route generation, which crosses a level an
+    # epoch since an aggregate's wait for the parent lasts until its beacon (core/runs.c)
+    # -- and counts all six from epoch 11 on. Before, 1 never had a generation newer than
+    # its own to take, and COUNT stayed at 3; without the depth notice (core/mote.c)
+    # epoch 11 counted 4: 2 and 3 sent in their old intervals, 1 slept through them.
+    links = tmp_path / "links.csv"
+    pairs = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (0, 4, 1.0), (4, 5, 1.0), (5, 1, 0.9)]
+    links.write_text("".join(f"{a},{b},{p}\n{b},{a},{p}\n" for a, b, p in pairs))
+    cut: list[float] = []
+    with Network(NetworkConfig(nodes=6, link_table=str(links), seed=1)) as net:
+
+        def cut_0_1(_: str) -> None:
+            if not cut and net.now_ms >= 90_000:
+                cut.append(net.now_ms)
+                net.set_link(0, 1, 0.0)
+                net.set_link(1, 0, 0.0)
+
+        experiment = run_experiment(
+            net,
+            [QueryRun("SELECT COUNT(*) FROM sensors EPOCH DURATION 8192")],
+            epochs=16,
+            progress=cut_0_1,
+        )
+        depths = net.routing().depth
+    assert cut
+    assert counts(experiment)[:16] == [6] * 6 + [3] * 4 + [6] * 6
+    assert [int(d) for d in depths] == [0, 3, 4, 5, 1, 2]
 
 
 def test_group_by_nodeid_over_25_nodes_is_exact() -> None:

@@ -19,14 +19,18 @@ uint8_t run_slot_of(const mote_state *st, uint8_t qid)
                                                                                   : QUERY_SLOTS;
 }
 
-uint8_t run_tuples_running(const mote_state *st)
+static uint8_t kind_running(const mote_state *st, uint8_t has_agg)
 {
     uint8_t i;
     for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status >= QUERY_RUNNING && !st->queries.slot[i].has_agg)
+        if (st->queries.slot[i].status >= QUERY_RUNNING && st->queries.slot[i].has_agg == has_agg)
             return 1;
     return 0;
 }
+
+uint8_t run_tuples_running(const mote_state *st) { return kind_running(st, 0); }
+
+uint8_t run_aggregates_running(const mote_state *st) { return kind_running(st, 1); }
 
 uint8_t run_relays_tuples(const mote_state *st)
 {

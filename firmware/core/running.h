@@ -31,6 +31,9 @@ uint8_t run_slot_of(const mote_state *st, uint8_t qid);
 uint8_t run_tuples_running(const mote_state *st);
 uint8_t run_relays_tuples(const mote_state *st);
 
+/* An aggregate query runs: records go by the slot schedule, timed by depth. */
+uint8_t run_aggregates_running(const mote_state *st);
+
 /* Whether a neighbour routes through the node, or may: it then listens in its
  * children's interval (running.c). */
 uint8_t run_may_have_children(const mote_state *st);

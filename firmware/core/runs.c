@@ -37,15 +37,6 @@ static uint32_t interval_start(const query_run *run, uint8_t k)
  */
 static uint8_t unslotted(const mote_state *st) { return (st->flags & MOTE_F_UNSLOTTED) != 0; }
 
-static uint8_t aggregates_running(const mote_state *st)
-{
-    uint8_t i;
-    for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status >= QUERY_RUNNING && st->queries.slot[i].has_agg)
-            return 1;
-    return 0;
-}
-
 /*
  * The node's down wave, taken as an epoch begins (schedule.h): the epoch of its running
  * queries -- the longest, should several run -- once every one has begun an epoch and
@@ -193,9 +184,16 @@ static void plan_epoch(mote_state *st, uint8_t slot, uint32_t after)
      * held while aggregates run, so records go where they are expected
      * (net/routing.h). Tuples carry their epoch and may take any way up. */
     routing_hold_switches(&st->rt, 0);
-    routing_hold_switches(&st->rt, aggregates_running(st));
-    routing_keep_steady(&st->rt, aggregates_running(st));
+    routing_hold_switches(&st->rt, run_aggregates_running(st));
+    routing_keep_steady(&st->rt, run_aggregates_running(st));
     run->slot_depth = unslotted(st) ? 0u : sched_slot_depth(routing_depth(&st->rt));
+    /* A relay that lost its parent keeps its slot while it looks for another: it mostly
+     * finds one about as deep, and its children still send in the interval below. In the
+     * unrouted slot, at the end of the epoch, it took the next route's slot only once
+     * that slot's work was ahead again: a relay at depth 34 skipped four epochs of 8 s
+     * for a search of one, its subtree with it (1,000-node grid on `sinr`, seed 1). */
+    if (q->has_agg && routing_depth(&st->rt) == ROUTING_DEPTH_NONE && was > SCHED_UNROUTED_SLOT)
+        run->slot_depth = was;
     /* An epoch whose work at this depth began a little ago (run_late_ms) is still
      * taken, late: a move to a deeper parent starts the next epoch's work earlier, and
      * the epoch would be skipped -- a reading lost for the sake of a schedule. Its
@@ -481,7 +479,15 @@ uint8_t run_begin_early(mote_state *st, uint8_t slot, uint16_t epoch)
     return 1;
 }
 
-void run_parent_heard(mote_state *st)
+/*
+ * At epochs of a beacon period or more the parent beacons in every interval of its own,
+ * after its results (mote.c): an aggregate's wait lasts until the beacon, which alone
+ * carries the route generation (net/routing.h). Ended by the parent's first result, it never heard
+ * one, and generations stopped at the first level that sleeps: a relay that lost its
+ * parent waited for a neighbour's newer generation that never came, unrouted, its
+ * subtree with it (a 1,000-node grid on `sinr`: 9 epochs of 8 s, 220 nodes behind it).
+ */
+void run_parent_heard(mote_state *st, uint8_t beacon)
 {
     uint8_t i;
     /* Parts of an unfinished or requested query may still come in the parent's interval;
@@ -491,7 +497,8 @@ void run_parent_heard(mote_state *st)
         return;
     for (i = 0; i < QUERY_SLOTS; i++)
         if ((st->waiting & (1u << i)) && st->queries.slot[i].status >= QUERY_RUNNING &&
-            st->run[i].phase == PH_PARENT)
+            st->run[i].phase == PH_PARENT &&
+            (beacon || !st->queries.slot[i].has_agg || st->run[i].epoch_ms < BEACON_PERIOD_MS))
             phase_parent(st, i);
 }
 
@@ -554,6 +561,9 @@ void run_advance(mote_state *st, uint8_t slot, uint32_t now)
         else {
             /* The parent's interval passed unheard: what routing may count as a miss. */
             uint8_t limit = miss_limit(st, slot);
+            if ((st->flags & MOTE_F_RECORD_LOST) && (limit == 0 || limit > RECORD_LOST_MISSES))
+                limit = RECORD_LOST_MISSES;
+            st->flags &= (uint8_t)~MOTE_F_RECORD_LOST;
             if (limit)
                 routing_parent_missed(&st->rt, limit);
             phase_parent(st, slot);

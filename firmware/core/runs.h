@@ -53,7 +53,8 @@ void run_advance(mote_state *st, uint8_t slot, uint32_t now);
  */
 uint8_t run_begin_early(mote_state *st, uint8_t slot, uint16_t epoch);
 
-/* A result or beacon from the parent was heard: queries waiting for it move on. */
-void run_parent_heard(mote_state *st);
+/* A result or (`beacon`) a beacon from the parent was heard: queries waiting for it
+ * move on -- at long epochs, for its beacon only (runs.c). */
+void run_parent_heard(mote_state *st, uint8_t beacon);
 
 #endif /* MOTE_CORE_RUNS_H */

@@ -787,6 +787,8 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
         return;
     }
     if (tuple ? st->held.tries >= tuple_max_tries(st) : !record_may_retry(st)) {
+        if (!tuple)
+            st->flags |= MOTE_F_RECORD_LOST;
         st->held.valid = 0;
         st->stats.results_unacked += 1u + st->held.more_count;
         routing_parent_took(&st->rt, 0);

@@ -625,6 +625,12 @@ static void test_dup_cycle_noroute(void)
     CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
     CHECK_EQ(rt->stats.dup_drops, 1);
     CHECK_EQ(rt->stats.cycle_drops, 2);
+    /* checked against a shallower depth a schedule keeps, the peer one level below it comes
+     * from a child; against our own it is still a cycle */
+    peer.seqno = 4;
+    CHECK_EQ(routing_should_forward_at(rt, &peer, 1), ROUTING_DROP_CYCLE);
+    CHECK_EQ(routing_should_forward_at(rt, &peer, 0), ROUTING_ACCEPT);
+    CHECK_EQ(rt->stats.cycle_drops, 3);
 
     /* a packet from a parentless node (hopcount 0xFF) is accepted by the root */
     child.hopcount = MHOP_HOPCOUNT_INVALID;
