@@ -179,8 +179,11 @@ int medium_set_link_power(emu_medium *m, uint32_t src, uint32_t dst, float rx_db
 double medium_prr(double sinr, uint32_t decoded_bytes)
 {
     /* non-coherent FSK: chip error 0.5 exp(-Eb/2N0), Eb/N0 = SINR x noise bandwidth / rate */
-    double pe = 0.5 * exp(-0.5 * sinr * (MEDIUM_NOISE_BW_HZ / MEDIUM_DATA_BPS));
-    double chips = 8.0 * MEDIUM_CHIPS_PER_BIT * (double)decoded_bytes;
+    double pe, chips;
+    if (sinr > MEDIUM_SURE_SINR)
+        return 1.0;
+    pe = 0.5 * exp(-0.5 * sinr * (MEDIUM_NOISE_BW_HZ / MEDIUM_DATA_BPS));
+    chips = 8.0 * MEDIUM_CHIPS_PER_BIT * (double)decoded_bytes;
     return exp(chips * log1p(-pe));
 }
 

@@ -86,6 +86,10 @@
 #define MEDIUM_NOISE_BW_HZ 30000.0 /* CC1000 receiver noise bandwidth */
 #define MEDIUM_DATA_BPS 19200.0    /* data bits per second: 38.4 kbaud Manchester */
 #define MEDIUM_CHIPS_PER_BIT 2u    /* Manchester: two channel symbols per data bit */
+/* Over this SINR (17.5 dB) every frame is decoded: the chip error rate is under 1e-19, and
+ * the PRR of the longest frame rounds to 1.0 in double precision. Most receptions of a
+ * grid are over it; the two exp() they spare were 6 % of a 1,000-node MAX's time. */
+#define MEDIUM_SURE_SINR 56.0
 /* Decoded around each TOS_Msg: the 2-byte sync word before it and the 2-byte CRC after;
  * errors in the preamble only shorten bit synchronisation, so it is not counted. */
 #define MEDIUM_DECODED_EXTRA 4u
