@@ -226,8 +226,8 @@ static void send_beacon(mote_state *st)
  * in turn tells its own children in its old slot, later in the same wave, so a subtree
  * hears of a move within one wave. A relay that loses its route tells nothing (its
  * children hear of that when they send) and, routed again, tells from its new slot.
- * 1,000-node grid on `sinr`, median of the seeds' median COUNT, seeds 1-30: 826 -> 858.5
- * (with RECORD_LOST_MISSES, runs.c's kept slot and results.c's scheduled_depth, 897.25).
+ * 1,000-node grid on `sinr`, median of the seeds' median COUNT, seeds 1-30: 826 -> 858.5;
+ * 928 with stop 36's other schedule repairs (docs/radio.md).
  */
 static uint8_t depth_notice_due(const mote_state *st)
 {

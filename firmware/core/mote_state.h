@@ -125,8 +125,8 @@
  * where we listen has moved to another slot -- or is gone; congestion, which the larger
  * count waits out, still acks some sends or is heard. A relay kept such a parent eight
  * epochs, its subtree's count lost in each. 1,000-node grid on `sinr`, median of the
- * seeds' median COUNT, seeds 1-30 / 31-60: 2 900.2 -> 897.2 / 860 -> 913.5; 1 842.2 /
- * 895.5; 3 891.2 / 904.8. */
+ * seeds' median COUNT, seeds 1-30 / 31-60: eight misses (before) 900.2 / 860.0; two
+ * 897.2 / 913.5; one 842.2 / 895.5; three 891.2 / 904.8. */
 #define RECORD_LOST_MISSES 2u
 
 /*

@@ -109,7 +109,7 @@ static void answer_stale_child(mote_state *st)
 static uint8_t scheduled_depth(const mote_state *st, const mhop_header *mh, uint8_t slot)
 {
     uint8_t depth = routing_depth(&st->rt);
-    /* (Unrouted, the node refuses before the depth matters: routing_should_forward_at.) */
+    /* (Unrouted, the node refuses before the depth matters: routing_should_forward.) */
     if (slot < QUERY_SLOTS && st->run[slot].slot_depth < depth &&
         mh->hopcount == st->run[slot].slot_depth + 1u)
         return st->run[slot].slot_depth;
@@ -133,7 +133,7 @@ static uint8_t scheduled_depth(const mote_state *st, const mhop_header *mh, uint
 static uint8_t admit_from_child(mote_state *st, const mhop_header *mh, uint8_t *ack,
                                 uint8_t slot, uint8_t record)
 {
-    routing_verdict verdict = routing_should_forward_at(
+    routing_verdict verdict = routing_should_forward(
         &st->rt, mh, record ? scheduled_depth(st, mh, slot) : routing_depth(&st->rt));
     *ack = verdict == ROUTING_DROP_DUP;
     if (verdict == ROUTING_DROP_NO_ROUTE || verdict == ROUTING_DROP_CYCLE) {

@@ -179,13 +179,13 @@ static void plan_epoch(mote_state *st, uint8_t slot, uint32_t after)
     const query *q = &st->queries.slot[slot];
     query_run *run = &st->run[slot];
     uint32_t label, now = mote_now(st);
-    uint8_t was = run->slot_depth;
+    uint8_t was = run->slot_depth, aggregates = run_aggregates_running(st);
     /* Between epochs is when a better parent may be taken; within one the parent is
      * held while aggregates run, so records go where they are expected
      * (net/routing.h). Tuples carry their epoch and may take any way up. */
     routing_hold_switches(&st->rt, 0);
-    routing_hold_switches(&st->rt, run_aggregates_running(st));
-    routing_keep_steady(&st->rt, run_aggregates_running(st));
+    routing_hold_switches(&st->rt, aggregates);
+    routing_keep_steady(&st->rt, aggregates);
     run->slot_depth = unslotted(st) ? 0u : sched_slot_depth(routing_depth(&st->rt));
     /* A relay that lost its parent keeps its slot while it looks for another: it mostly
      * finds one about as deep, and its children still send in the interval below. In the

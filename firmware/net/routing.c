@@ -808,12 +808,7 @@ static uint8_t seen_recently(const routing *rt, uint8_t slot, uint16_t src, uint
     return 0;
 }
 
-routing_verdict routing_should_forward(routing *rt, const mhop_header *mh)
-{
-    return routing_should_forward_at(rt, mh, rt->depth);
-}
-
-routing_verdict routing_should_forward_at(routing *rt, const mhop_header *mh, uint8_t depth)
+routing_verdict routing_should_forward(routing *rt, const mhop_header *mh, uint8_t depth)
 {
     uint16_t seq = (uint16_t)mh->seqno;
     uint8_t slot = find_slot(rt, mh->sourceaddr);

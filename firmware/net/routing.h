@@ -257,12 +257,11 @@ void routing_on_packet_snr(routing *rt, const tos_header *tos, const mhop_header
 /*
  * Duplicate / cycle / no-route check for a packet addressed to this node,
  * before intercepting (merging) or forwarding it. Records it in the duplicate
- * ring when accepted; counts drops. routing_should_forward_at takes a packet
- * whose hopcount is over `depth` for one from below, where the caller keeps a
- * schedule at a depth its route has since left (core/results.c).
+ * ring when accepted; counts drops. A packet whose hopcount is over `depth` comes
+ * from below: the node's depth (routing_depth), or the shallower one its schedule
+ * still keeps after its route moved deeper (core/results.c).
  */
-routing_verdict routing_should_forward(routing *rt, const mhop_header *mh);
-routing_verdict routing_should_forward_at(routing *rt, const mhop_header *mh, uint8_t depth);
+routing_verdict routing_should_forward(routing *rt, const mhop_header *mh, uint8_t depth);
 
 /*
  * Header for the next transmission of a payload produced by `origin` (self

@@ -610,34 +610,34 @@ static void test_dup_cycle_noroute(void)
     net_rounds(&nw, 4);
     rt = &nw.rt[1];
     CHECK_EQ(routing_depth(rt), 1);
-    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
-    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_DROP_DUP);
-    CHECK_EQ(routing_should_forward(rt, &peer), ROUTING_DROP_CYCLE);
-    CHECK_EQ(routing_should_forward(rt, &up), ROUTING_DROP_CYCLE);
+    CHECK_EQ(routing_should_forward(rt, &child, routing_depth(rt)), ROUTING_ACCEPT);
+    CHECK_EQ(routing_should_forward(rt, &child, routing_depth(rt)), ROUTING_DROP_DUP);
+    CHECK_EQ(routing_should_forward(rt, &peer, routing_depth(rt)), ROUTING_DROP_CYCLE);
+    CHECK_EQ(routing_should_forward(rt, &up, routing_depth(rt)), ROUTING_DROP_CYCLE);
     child.seqno = 11;
-    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+    CHECK_EQ(routing_should_forward(rt, &child, routing_depth(rt)), ROUTING_ACCEPT);
     /* the ring forgets after ROUTING_DUP_RING newer packets */
     for (i = 0; i < (int)ROUTING_DUP_RING; i++) {
         child.seqno = (int16_t)(20 + i);
-        CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+        CHECK_EQ(routing_should_forward(rt, &child, routing_depth(rt)), ROUTING_ACCEPT);
     }
     child.seqno = 11;
-    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+    CHECK_EQ(routing_should_forward(rt, &child, routing_depth(rt)), ROUTING_ACCEPT);
     CHECK_EQ(rt->stats.dup_drops, 1);
     CHECK_EQ(rt->stats.cycle_drops, 2);
     /* checked against a shallower depth a schedule keeps, the peer one level below it comes
      * from a child; against our own it is still a cycle */
     peer.seqno = 4;
-    CHECK_EQ(routing_should_forward_at(rt, &peer, 1), ROUTING_DROP_CYCLE);
-    CHECK_EQ(routing_should_forward_at(rt, &peer, 0), ROUTING_ACCEPT);
+    CHECK_EQ(routing_should_forward(rt, &peer, 1), ROUTING_DROP_CYCLE);
+    CHECK_EQ(routing_should_forward(rt, &peer, 0), ROUTING_ACCEPT);
     CHECK_EQ(rt->stats.cycle_drops, 3);
 
     /* a packet from a parentless node (hopcount 0xFF) is accepted by the root */
     child.hopcount = MHOP_HOPCOUNT_INVALID;
-    CHECK_EQ(routing_should_forward(&nw.rt[0], &child), ROUTING_ACCEPT);
+    CHECK_EQ(routing_should_forward(&nw.rt[0], &child, routing_depth(&nw.rt[0])), ROUTING_ACCEPT);
 
     routing_init(rt, 1);
-    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_DROP_NO_ROUTE);
+    CHECK_EQ(routing_should_forward(rt, &child, routing_depth(rt)), ROUTING_DROP_NO_ROUTE);
     CHECK_EQ(rt->stats.no_route_drops, 1);
 }
 
@@ -660,15 +660,15 @@ static void test_neighbour_resend_outlives_the_ring(void)
     for (r = 0; r < 4; r++)
         net_round(&nw);
     rt = &nw.rt[1];
-    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+    CHECK_EQ(routing_should_forward(rt, &child, routing_depth(rt)), ROUTING_ACCEPT);
     for (i = 0; i < (int)(2u * ROUTING_DUP_RING); i++) {
         other.seqno = (int16_t)i;
-        CHECK_EQ(routing_should_forward(rt, &other), ROUTING_ACCEPT);
+        CHECK_EQ(routing_should_forward(rt, &other, routing_depth(rt)), ROUTING_ACCEPT);
     }
-    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_DROP_DUP);
+    CHECK_EQ(routing_should_forward(rt, &child, routing_depth(rt)), ROUTING_DROP_DUP);
     child.seqno = 296; /* 40 + 256: the same low byte, a new packet */
     routing_on_packet(rt, &elsewhere, &child, 0, 0);
-    CHECK_EQ(routing_should_forward(rt, &child), ROUTING_ACCEPT);
+    CHECK_EQ(routing_should_forward(rt, &child, routing_depth(rt)), ROUTING_ACCEPT);
 }
 
 /* A full table keeps its parent and lets a potential parent displace a useless entry, if
