@@ -12,12 +12,16 @@ enum { MEDIUM_IDLE = 0, MEDIUM_BACKOFF = 1, MEDIUM_ON_AIR = 2, MEDIUM_GIVING_UP 
 #define INITIAL_BACKOFF_UNITS 32u
 #define CONGESTION_BACKOFF_UNITS 16u
 
+#define LINE 64u
+
 int medium_init(emu_medium *m, uint32_t n, const emu_platform *p, int lossless, uint64_t seed,
                 evq *q, uint32_t slot_base)
 {
     uint32_t i;
     memset(m, 0, sizeof *m);
-    m->rx = calloc(n ? n : 1, sizeof *m->rx);
+    m->rx_mem = calloc((size_t)(n ? n : 1) * sizeof *m->rx + LINE, 1);
+    if (m->rx_mem)
+        m->rx = (medium_rx *)(((uintptr_t)m->rx_mem + LINE - 1u) / LINE * LINE);
     m->tx = calloc(n ? n : 1, sizeof *m->tx);
     m->backoff_rng = calloc(n ? n : 1, sizeof *m->backoff_rng);
     m->row = calloc((size_t)n + 1, sizeof *m->row);
@@ -41,24 +45,33 @@ int medium_init(emu_medium *m, uint32_t n, const emu_platform *p, int lossless, 
 /* The sinr model's powers, gone with the link table they belonged to. */
 static void drop_powers(emu_medium *m)
 {
+    free(m->lock);
     free(m->link_mw);
-    free(m->noise_mw);
-    free(m->cca_mw);
+    free(m->link_kind);
+    free(m->link_snr_db);
+    free(m->ack_prr);
+    free(m->clear_prr);
+    free(m->clear_len);
+    m->lock = NULL;
     m->link_mw = NULL;
-    m->noise_mw = NULL;
-    m->cca_mw = NULL;
+    m->link_kind = NULL;
+    m->link_snr_db = NULL;
+    m->ack_prr = NULL;
+    m->clear_prr = NULL;
+    m->clear_len = NULL;
     m->sinr = 0;
 }
 
 void medium_free(emu_medium *m)
 {
-    free(m->rx);
+    free(m->rx_mem);
     free(m->tx);
     free(m->backoff_rng);
     free(m->row);
     free(m->dst);
     free(m->prob);
     drop_powers(m);
+    m->rx_mem = NULL;
     m->rx = NULL;
     m->tx = NULL;
     m->backoff_rng = NULL;
@@ -124,11 +137,29 @@ static double dbm_to_mw(double dbm)
     return pow(10.0, dbm / 10.0);
 }
 
+/* Power over the receiver's noise in whole dB, at least 1 (rx_snr_db's 0 means unknown). */
+static int8_t snr_db(double link_mw, double noise_mw)
+{
+    double db = 10.0 * log10(link_mw / noise_mw);
+    return (int8_t)(db >= 127.0 ? 127 : db < 1.0 ? 1 : (int)(db + 0.5));
+}
+
+/* Link e's figures that follow from its power alone. */
+static void derive_link(emu_medium *m, uint32_t e)
+{
+    const medium_lock *lk = &m->lock[m->dst[e]];
+    double p = m->link_mw[e];
+    m->link_kind[e] = (uint8_t)((p >= lk->cca_mw ? MEDIUM_LINK_SENSES : 0u) |
+                                (p >= m->lock_ratio * lk->noise_mw ? MEDIUM_LINK_LOCKABLE : 0u));
+    m->link_snr_db[e] = snr_db(p, lk->noise_mw);
+    m->ack_prr[e] = medium_prr(p / lk->noise_mw, MEDIUM_ACK_BYTES);
+    m->clear_len[e] = 0;
+}
+
 int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm,
                      double lock_db, double cca_db)
 {
-    uint32_t i, e, n_links = m->row[m->n];
-    double *link_mw, *noise_mw, *cca_mw;
+    uint32_t i, e, n_links = m->row[m->n], room;
     if (m->lossless || !isfinite(lock_db) || !isfinite(cca_db) || lock_db < cca_db)
         return -1;
     for (e = 0; e < n_links; e++)
@@ -137,26 +168,28 @@ int medium_set_power(emu_medium *m, const float *rx_dbm, const float *noise_dbm,
     for (i = 0; i < m->n; i++)
         if (!isfinite(noise_dbm[i]))
             return -1;
-    link_mw = malloc(sizeof *link_mw * (n_links ? n_links : 1));
-    noise_mw = malloc(sizeof *noise_mw * (m->n ? m->n : 1));
-    cca_mw = malloc(sizeof *cca_mw * (m->n ? m->n : 1));
-    if (!link_mw || !noise_mw || !cca_mw) {
-        free(link_mw);
-        free(noise_mw);
-        free(cca_mw);
+    drop_powers(m);
+    room = n_links ? n_links : 1u;
+    m->lock = calloc(m->n ? m->n : 1u, sizeof *m->lock);
+    m->link_mw = malloc(sizeof *m->link_mw * room);
+    m->link_kind = malloc(sizeof *m->link_kind * room);
+    m->link_snr_db = malloc(sizeof *m->link_snr_db * room);
+    m->ack_prr = malloc(sizeof *m->ack_prr * room);
+    m->clear_prr = malloc(sizeof *m->clear_prr * room);
+    m->clear_len = malloc(sizeof *m->clear_len * room);
+    if (!m->lock || !m->link_mw || !m->link_kind || !m->link_snr_db || !m->ack_prr || !m->clear_prr || !m->clear_len) {
+        drop_powers(m);
         return -1;
     }
-    for (e = 0; e < n_links; e++)
-        link_mw[e] = dbm_to_mw(rx_dbm[e]);
     for (i = 0; i < m->n; i++) {
-        noise_mw[i] = dbm_to_mw(noise_dbm[i]);
-        cca_mw[i] = dbm_to_mw(noise_dbm[i] + cca_db);
+        m->lock[i].noise_mw = dbm_to_mw(noise_dbm[i]);
+        m->lock[i].cca_mw = dbm_to_mw(noise_dbm[i] + cca_db);
     }
-    drop_powers(m);
-    m->link_mw = link_mw;
-    m->noise_mw = noise_mw;
-    m->cca_mw = cca_mw;
     m->lock_ratio = pow(10.0, lock_db / 10.0);
+    for (e = 0; e < n_links; e++) {
+        m->link_mw[e] = dbm_to_mw(rx_dbm[e]);
+        derive_link(m, e);
+    }
     m->sinr = 1;
     return 0;
 }
@@ -173,6 +206,7 @@ int medium_set_link_power(emu_medium *m, uint32_t src, uint32_t dst, float rx_db
     /* a frame on air keeps the power it started with out of the sums (leave() clamps) */
     m->link_mw[e] = dbm_to_mw(rx_dbm);
     m->prob[e] = prob;
+    derive_link(m, (uint32_t)e);
     return 0;
 }
 
@@ -219,23 +253,28 @@ static void spread(emu_medium *m, uint32_t s, uint32_t tx_id, uint64_t now_us, u
         medium_rx *rx = &m->rx[r];
         if (!rx->listening)
             continue;
-        if (rx->hear_until > now_us || rx->transmitting) {
+        if (rx->busy_until > now_us || rx->transmitting) {
             /* already hearing something, or deaf while sending: this one is lost here */
             if (!m->lossless && !rx->transmitting) {
                 m->counters[EMU_CNT_COLLIDED][r] += rx->corrupt ? 1u : 2u;
             }
             rx->corrupt = 1;
-            if (end_us > rx->hear_until)
-                rx->hear_until = end_us;
+            if (end_us > rx->busy_until)
+                rx->busy_until = end_us;
         } else {
             rx->corrupt = 0;
-            rx->hear_until = end_us;
+            rx->busy_until = end_us;
         }
         rx->locked_tx = tx_id;
     }
 }
 
-/* SINR model: the frame's power arrives at every node of the sender's row. */
+/*
+ * SINR model: the frame's power arrives at every node of the sender's row. Most of a
+ * row is too weak to be locked on, so it only adds energy: whether a link could lock
+ * or sense at all is fixed with its power (link_kind), and the receiver's lock-side
+ * state is read only where it matters.
+ */
 static void spread_sinr(emu_medium *m, uint32_t s, uint32_t tx_id, uint64_t end_us)
 {
     const double lock_ratio = m->lock_ratio;
@@ -243,35 +282,40 @@ static void spread_sinr(emu_medium *m, uint32_t s, uint32_t tx_id, uint64_t end_
     for (e = m->row[s]; e < m->row[s + 1]; e++) {
         uint32_t r = m->dst[e];
         medium_rx *rx = &m->rx[r];
+        medium_lock *lk;
         double p = m->link_mw[e], interference;
+        unsigned kind = m->link_kind[e];
         rx->energy_mw += p;
         rx->on_air++;
-        if (p >= m->cca_mw[r] && end_us > rx->busy_until)
+        if ((kind & MEDIUM_LINK_SENSES) && end_us > rx->busy_until)
             rx->busy_until = end_us;
         if (!rx->listening || rx->transmitting)
             continue;
         if (rx->locked) {
-            interference = rx->energy_mw - rx->lock_mw;
-            if (interference > rx->worst_mw)
-                rx->worst_mw = interference;
+            lk = &m->lock[r];
+            interference = rx->energy_mw - lk->lock_mw;
+            if (interference > lk->worst_mw)
+                lk->worst_mw = interference;
             rx->interfered = 1;
-            if (p >= lock_ratio * m->noise_mw[r])
+            if (kind & MEDIUM_LINK_LOCKABLE)
                 m->counters[EMU_CNT_COLLIDED][r]++; /* lockable, but the receiver was busy */
             continue;
         }
+        if (!(kind & MEDIUM_LINK_LOCKABLE))
+            continue; /* under the lock threshold even on a quiet channel */
+        lk = &m->lock[r];
         interference = rx->on_air > 1 ? rx->energy_mw - p : 0.0;
         if (interference < 0.0)
             interference = 0.0;
-        if (p < lock_ratio * (m->noise_mw[r] + interference)) {
-            if (p >= lock_ratio * m->noise_mw[r])
-                m->counters[EMU_CNT_COLLIDED][r]++; /* drowned at its start */
+        if (p < lock_ratio * (lk->noise_mw + interference)) {
+            m->counters[EMU_CNT_COLLIDED][r]++; /* drowned at its start */
             continue;
         }
         rx->locked = 1;
         rx->locked_tx = tx_id;
-        rx->lock_mw = p;
-        rx->worst_mw = interference;
         rx->interfered = (uint8_t)(rx->on_air > 1);
+        lk->lock_mw = p;
+        lk->worst_mw = interference;
     }
 }
 
@@ -322,6 +366,22 @@ static int link_ok(emu_medium *m, float prob, double factor)
 }
 
 /*
+ * The PRR of the frame of `len` bytes the receiver (lock state lk) locked on over link e, at the worst
+ * SINR it saw. A frame nothing interfered with, at the link's power, has the link's own
+ * PRR for its length: most receptions are such, and their exp() was a few % of a run.
+ */
+static double locked_prr(emu_medium *m, uint32_t e, const medium_lock *lk, uint8_t len)
+{
+    if (lk->worst_mw != 0.0 || lk->lock_mw != m->link_mw[e])
+        return medium_prr(lk->lock_mw / (lk->noise_mw + lk->worst_mw), len + MEDIUM_DECODED_EXTRA);
+    if (m->clear_len[e] != len) {
+        m->clear_prr[e] = medium_prr(lk->lock_mw / lk->noise_mw, len + MEDIUM_DECODED_EXTRA);
+        m->clear_len[e] = len;
+    }
+    return m->clear_prr[e];
+}
+
+/*
  * Whether receiver dst[e] decodes the frame of `t` that is ending now, counting a
  * loss or collision when it does not. SINR: the receiver locked on this frame at
  * its start decodes it with the PRR of the worst SINR it saw. Probability model:
@@ -333,13 +393,11 @@ static int frame_received(emu_medium *m, uint32_t e, const medium_tx *t, double 
     uint32_t r = m->dst[e];
     medium_rx *rx = &m->rx[r];
     if (m->sinr) {
-        double sinr;
         leave(rx, m->link_mw[e]);
         if (!rx->locked || rx->locked_tx != t->id)
             return 0;
         rx->locked = 0;
-        sinr = rx->lock_mw / (m->noise_mw[r] + rx->worst_mw);
-        if (emu_rng_unit(&m->rng) >= medium_prr(sinr, t->len + MEDIUM_DECODED_EXTRA) * factor) {
+        if (emu_rng_unit(&m->rng) >= locked_prr(m, e, &m->lock[r], t->len) * factor) {
             m->counters[rx->interfered ? EMU_CNT_COLLIDED : EMU_CNT_LOST][r]++;
             return 0;
         }
@@ -362,20 +420,11 @@ static int frame_received(emu_medium *m, uint32_t e, const medium_tx *t, double 
 static uint8_t ack_arrives(emu_medium *m, uint32_t to, uint32_t s, double factor)
 {
     int back = find_link(m, to, s);
-    double prr;
     if (!m->sinr)
         return m->lossless || (back >= 0 && link_ok(m, m->prob[back], factor));
     if (back < 0)
         return 0;
-    prr = medium_prr(m->link_mw[back] / m->noise_mw[s], MEDIUM_ACK_BYTES);
-    return emu_rng_unit(&m->rng) < prr * factor;
-}
-
-/* Link e's received power over receiver r's noise, whole dB, at least 1 (0: unknown). */
-static int8_t snr_db(const emu_medium *m, uint32_t e, uint32_t r)
-{
-    double db = 10.0 * log10(m->link_mw[e] / m->noise_mw[r]);
-    return (int8_t)(db >= 127.0 ? 127 : db < 1.0 ? 1 : (int)(db + 0.5));
+    return emu_rng_unit(&m->rng) < m->ack_prr[back] * factor;
 }
 
 static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
@@ -395,7 +444,7 @@ static void end_tx(emu_medium *m, uint32_t s, uint64_t now_us)
         if (!frame_received(m, e, t, factor))
             continue;
         m->counters[EMU_CNT_RECEIVED][r]++;
-        m->rx_snr_db = m->sinr ? snr_db(m, e, r) : 0;
+        m->rx_snr_db = m->sinr ? m->link_snr_db[e] : 0;
         if (m->on_rx(m->owner, r, t->buf, t->len) && r == to)
             addressee_got_it = 1;
     }
@@ -417,14 +466,14 @@ static void give_up(emu_medium *m, uint32_t node)
 
 /*
  * Carrier sense at `now_us`. A busy channel stays busy at least until the
- * node's hear_until, so the polls that would fall before it are all busy:
+ * node's busy_until, so the polls that would fall before it are all busy:
  * count them and draw their backoffs here, and wake up for the first poll that
  * could find the channel free, or for the poll that gives up.
  */
 static void sense(emu_medium *m, uint32_t node, uint64_t now_us)
 {
     medium_tx *t = &m->tx[node];
-    uint64_t busy_until = m->sinr ? m->rx[node].busy_until : m->rx[node].hear_until;
+    uint64_t busy_until = m->rx[node].busy_until;
     uint64_t poll = now_us;
     if (m->lossless || busy_until <= now_us) {
         start_tx(m, node, now_us);

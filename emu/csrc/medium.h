@@ -17,12 +17,12 @@
  *   - Sending is CSMA: a node waits a random initial backoff, senses the
  *     channel (busy if it hears anything), and backs off again while busy; it
  *     gives up after MEDIUM_MAX_BACKOFFS (counted as dropped). Polling costs
- *     one event per busy PERIOD, not per poll: a receiver's hear_until never
+ *     one event per busy PERIOD, not per poll: a receiver's busy_until never
  *     moves back, so when a poll finds the channel busy, every later poll
- *     before hear_until would too; those polls are played out at once (their
+ *     before busy_until would too; those polls are played out at once (their
  *     backoffs drawn from the node's own stream, so the outcome is exactly
  *     that of polling) and the next event is the first poll at or after
- *     hear_until, or the poll that gives up.
+ *     busy_until, or the poll that gives up.
  *   - At the end of a transmission each receiver that stayed locked on it,
  *     uncorrupted, with its radio listening, receives it with the link's
  *     probability (times a global decay factor). A unicast is acknowledged if
@@ -94,6 +94,8 @@
  * errors in the preamble only shorten bit synchronisation, so it is not counted. */
 #define MEDIUM_DECODED_EXTRA 4u
 #define MEDIUM_ACK_BYTES 4u /* an ack: sync word + 2-byte ack code */
+#define MEDIUM_LINK_SENSES 1u   /* power >= the receiver's carrier-sense threshold */
+#define MEDIUM_LINK_LOCKABLE 2u /* power >= its lock threshold on a quiet channel */
 
 
 /* Returns 0 if the node refuses the packet: a unicast to it then goes unacknowledged. */
@@ -105,21 +107,30 @@ typedef void (*medium_tx_fn)(void *owner, uint32_t node, int on);
 /* The sender's start symbol: its frame may still be rewritten (time stamps). */
 typedef void (*medium_frame_fn)(void *owner, uint32_t node, uint8_t *msg, uint8_t len);
 
+/* A node's receiver: the part every frame reaching it touches, at its start and end.
+ * 32 bytes, two to a cache line: a sender's row is mostly runs of consecutive ids, so
+ * its receivers share lines (the SINR model's rows are ~45 links long). */
 typedef struct medium_rx {
-    uint64_t hear_until; /* channel busy at this node until then */
-    uint32_t locked_tx;  /* id of the transmission being received */
-    uint8_t corrupt;
+    double energy_mw; /* SINR: summed power of the frames on air here */
+    /* channel busy at this node until then (probability model: anything heard; SINR: the
+     * latest end of a frame sensed) */
+    uint64_t busy_until;
+    uint32_t locked_tx; /* id of the transmission being received */
+    uint32_t on_air;    /* SINR: frames on air whose power reaches this node */
     uint8_t listening;
     uint8_t transmitting;
-    /* SINR model only */
-    uint8_t locked;      /* receiving locked_tx, whose power here is lock_mw */
-    uint8_t interfered;  /* another frame was on air here during the locked one */
-    uint32_t on_air;     /* frames on air whose power reaches this node */
-    uint64_t busy_until; /* carrier sense: latest end of a frame sensed here */
-    double energy_mw;    /* summed power of the frames on air here */
-    double lock_mw;
-    double worst_mw;     /* largest interference while locked */
+    uint8_t corrupt;    /* probability model: locked_tx collided here */
+    uint8_t locked;     /* SINR: receiving locked_tx, whose power here is lock_mw */
+    uint8_t interfered; /* SINR: another frame was on air here during the locked one */
 } medium_rx;
+
+/* SINR: the rest of a receiver, read only where a frame could be locked on. */
+typedef struct medium_lock {
+    double lock_mw;  /* power of the frame locked on */
+    double worst_mw; /* largest interference while locked */
+    double noise_mw; /* noise floor */
+    double cca_mw;   /* carrier-sense threshold */
+} medium_lock;
 
 typedef struct medium_tx {
     uint32_t id;
@@ -141,12 +152,19 @@ typedef struct emu_medium {
     float *prob;
     int sinr;          /* 1: SINR model (medium_set_power) */
     double *link_mw;   /* SINR: received power per link, parallel to dst */
-    double *noise_mw;  /* SINR: noise floor per node */
-    double *cca_mw;    /* SINR: carrier-sense threshold per node */
+    /* SINR, per link, fixed with its power: what every reception over it would
+     * otherwise recompute (each log10 or exp was a few % of a run) */
+    uint8_t *link_kind;    /* MEDIUM_LINK_ bits: whether the receiver senses, could lock */
+    int8_t *link_snr_db;   /* power over the receiver's noise, as rx_snr_db reports it */
+    double *ack_prr;       /* an ack's PRR over the link, no interference */
+    double *clear_prr;     /* the PRR of a frame of clear_len bytes, no interference */
+    uint8_t *clear_len;    /* 0: clear_prr not computed yet */
     double lock_ratio; /* SINR: linear lock threshold */
     double decay_per_hour;
     uint32_t next_tx_id;
-    medium_rx *rx;
+    medium_rx *rx; /* 64-byte aligned, inside rx_mem */
+    void *rx_mem;
+    medium_lock *lock; /* SINR, per node */
     medium_tx *tx;
     emu_rng *backoff_rng; /* per node: backoff draws depend only on the node's own polls */
     uint32_t **counters; /* the network's per-node counter arrays, by enum emu_counter */
@@ -182,6 +200,13 @@ double medium_prr(double sinr, uint32_t decoded_bytes);
 
 /* Queues `msg` at `node`; 0 if the node already has a send in progress. */
 int medium_send(emu_medium *m, uint32_t node, uint64_t now_us, const uint8_t *msg, uint8_t len);
+/* Whether link e's receiver can be given the frame of `sender` now on air (SINR: it
+ * is locked on it): worth fetching that node's state before the frame ends. */
+static inline int medium_may_deliver(const emu_medium *m, uint32_t sender, uint32_t e)
+{
+    const medium_rx *rx = &m->rx[m->dst[e]];
+    return !m->sinr || (rx->locked && rx->locked_tx == m->tx[sender].id);
+}
 /* Whether the node's frame is on air (its radio timer is the frame's end). */
 int medium_on_air(const emu_medium *m, uint32_t node);
 /* The node's radio timer slot fired. */
