@@ -46,11 +46,12 @@ def build_wheel(tmp: Path, env: dict[str, str]) -> Path:
     tree = tmp / "src"
     shutil.copytree(REPO, tree, symlinks=True, ignore=NOT_SOURCES)
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
          "--no-index", "--wheel-dir", str(tmp / "dist"), str(tree)],
         capture_output=True, text=True, timeout=600, check=False, env=env, cwd=tmp,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (tmp / "build.log").write_text(result.stdout + result.stderr)
     (wheel,) = (tmp / "dist").glob("motebase-*.whl")
     return wheel
 
@@ -93,6 +94,14 @@ def test_the_emulator_extension_is_built_into_motebase_emu(wheel: Path) -> None:
     built = [name for name in names(wheel) if "_motesim" in name]
     assert len(built) == 1
     assert built[0].startswith("motebase/emu/_motesim.") and built[0].endswith(".so")
+
+
+def test_the_emulator_is_built_from_the_profile_of_its_training_run(wheel: Path) -> None:
+    log = (wheel.parent.parent / "build.log").read_text()
+    assert "without profile-guided optimization" not in log
+    generate = [line for line in log.splitlines() if "-fprofile-generate=" in line]
+    use = [line for line in log.splitlines() if "-fprofile-use=" in line]
+    assert generate and len(use) == len(generate)  # every file, built twice
 
 
 def test_the_decoders_c_walk_is_built_into_the_protocol_package(wheel: Path) -> None:
