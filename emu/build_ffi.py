@@ -18,12 +18,13 @@ install .``; ``motebase.emu.network.memory_profile()`` says which one is loaded.
 Speed (issue 14): the firmware is many small functions spread over files and called
 through the HAL's function pointers, so the build optimizes across files: link-time
 optimization with hidden symbols (only ``PyInit__motesim`` is exported, so calls inside
-the extension are direct and inlinable). Both builds add profile-guided
-optimization (GCC): an instrumented build runs a short training emulation
-(``PGO_TRAINING``), then the real build uses its profile (hot paths laid out together,
-the HAL's indirect calls promoted to direct ones). ``--no-pgo`` skips it; ``pip install``
-does the same through emu/_buildsys.py (``MOTE_PGO=0`` skips it there). Neither changes a result: no fast-math, no FMA contraction (ISO C99
-mode), the same code, only compiled differently (checked bit-identical per seed).
+the extension are direct and inlinable). Both builds add profile-guided optimization
+(GCC): an instrumented build runs a short training emulation (``PGO_TRAINING``), then the
+real build uses its profile (hot paths laid out together, the HAL's indirect calls
+promoted to direct ones). Here ``--no-pgo`` skips it; ``pip install`` does the same
+through emu/_buildsys.py (``MOTE_PGO=0`` skips it there). Neither changes a result: no
+fast-math, no FMA contraction (ISO C99 mode), the same code, only compiled differently
+(checked bit-identical per seed).
 """
 
 from __future__ import annotations
