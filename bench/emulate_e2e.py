@@ -7,7 +7,7 @@ whole command is timed in a subprocess, as a user runs it: the interpreter's sta
 imports, the routing warm-up (--query-after), the emulator, the gateway's session and
 assembler, the truth (computed whether or not --truth asks for it) and the JSON sink. Rows
 are the lines of the --out file. Each radio asked for (--radios: lossless, i.e.
---lossless, and logistic, the default radio) runs --repeat times, interleaved.
+--lossless, logistic, and sinr, the default radio) runs --repeat times, interleaved.
 
 By default the command runs the motebase this interpreter imports (`--trees installed`).
 --trees A,B runs the same commands on several checkouts (PYTHONPATH=tree, each with its
@@ -44,7 +44,11 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "emulate_e2e.json"
 SQL = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 1s"
 MOTE = "import sys; from motebase.gateway.cli.main import main; sys.argv[0] = 'mote'; main()"
-RADIOS = {"lossless": ["--lossless"], "logistic": []}
+RADIOS = {
+    "lossless": ["--lossless"],
+    "logistic": ["--link-model", "logistic"],
+    "sinr": ["--link-model", "sinr"],
+}
 #: stage -> (file name ending, function name, "tt" own time or "ct" with callees)
 STAGES = {
     "emulator (C)": ("", "emu_net_run_until", "tt"),

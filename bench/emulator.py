@@ -1,6 +1,6 @@
 """Emulator throughput benchmark: node-epochs per wall second, receptions per second, RSS.
 
-Cases (mica2 grid, 1 s epochs, lossy medium, one core):
+Cases (mica2 grid, 1 s epochs, the default radio unless --link-model, one core):
   max_1000       SELECT MAX(light): in-network aggregation       target >= 2,000,000 node-epochs/s
   select_1000    SELECT nodeid, light, temp: every tuple forwarded target >=   250,000 node-epochs/s
   max_10000x3600 10,000 nodes x 3,600 epochs of MAX               target < 60 s wall, < 1 GB RSS
@@ -169,11 +169,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
     parser.add_argument("--case", choices=sorted(FULL), help="run only this case")
-    parser.add_argument(
-        "--link-model", default="logistic", help="radio model (NetworkConfig.link_model)"
-    )
+    parser.add_argument("--link-model", default=None, help="radio model (default: NetworkConfig's)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.link_model is None:
+        from motebase.emu.topology import DEFAULT_LINK_MODEL
+
+        args.link_model = DEFAULT_LINK_MODEL
     cases = QUICK if args.quick else FULL
     if args.child:
         print(json.dumps(run_case(cases[args.case], args.link_model)))

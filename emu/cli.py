@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from motebase.emu.topology import DEFAULT_LINK_MODEL
 from motebase.gateway.cli.params import Duration, platform_option, sql_error
 from motebase.gateway.cli.plot_cmds import drawing, picture_option
 from motebase.gateway.cli.signals import sigterm_calls
@@ -328,17 +329,18 @@ def _run_experiment(
     "radio_range",
     type=float,
     default=None,
-    help="Radio range, metres (default 1.5 x spacing).",
+    help="Radio range of the logistic and disc link models (and --lossless), metres "
+    "(default 1.5 x spacing).",
 )
 @click.option(
     "--link-model",
     type=click.Choice(["logistic", "sinr", "disc"]),
-    default="logistic",
+    default=DEFAULT_LINK_MODEL,
     show_default=True,
-    help="logistic/disc: a reception probability by distance (--range), any overlap "
-    "collides. sinr: path loss, shadowing and hardware variance give each link a power; "
+    help="sinr: path loss, shadowing and hardware variance give each link a power; "
     "receptions by SINR with capture, energy carrier sense (emu/README.md, Radio model; "
-    "not the default yet: docs/radio.md).",
+    "docs/radio.md). logistic/disc: a reception probability by distance (--range), any "
+    "overlap collides.",
 )
 @click.option(
     "--link-table",

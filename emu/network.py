@@ -18,6 +18,7 @@ import numpy as np
 from motebase.emu import linktables, native, reception, topology
 from motebase.emu.propagation import RadioParams
 from motebase.emu.sources import Source, default_sources
+from motebase.emu.topology import DEFAULT_LINK_MODEL
 
 ffi, lib = native.load()
 
@@ -75,8 +76,9 @@ class ConfigError(ValueError):
 class NetworkConfig:
     """What to emulate. Distances are in metres, times in milliseconds of virtual time.
 
-    ``link_model``: ``sinr`` (received powers from ``radio``, emu/propagation.py, and the
-    C medium's SINR reception, capture and energy carrier sense) or a distance model,
+    ``link_model``: ``sinr``, the default (received powers from ``radio``,
+    emu/propagation.py, and the C medium's SINR reception, capture and energy carrier
+    sense), or a distance model,
     ``logistic`` or ``disc`` (emu/topology.py), whose ``radio_range`` defaults to 1.5 x
     ``spacing`` (a grid node then hears its 8 nearest neighbours) and whose links below
     ``min_link_prob`` are left out. ``lossless`` always uses ``disc``. A ``link_table`` file
@@ -92,7 +94,7 @@ class NetworkConfig:
     lossless: bool = False
     spacing: float = 10.0
     radio_range: float | None = None
-    link_model: str = "logistic"
+    link_model: str = DEFAULT_LINK_MODEL
     radio: RadioParams = field(default_factory=RadioParams)
     min_link_prob: float = 0.1
     asymmetry: float = 0.0
@@ -149,6 +151,12 @@ class NetworkConfig:
                 f"unknown link model {self.link_model!r}; choose one of {', '.join(LINK_MODELS)}"
             )
         if self.link_model == "sinr" and not self.lossless:
+            if self.radio_range is not None:
+                # sinr's reach follows from powers: a range given for it would do nothing
+                raise ConfigError(
+                    "a radio range applies to the logistic and disc link models (and "
+                    "lossless); sinr's reach follows from its powers (RadioParams)"
+                )
             return topology.sinr_links(positions, self.radio, self.seed)
         reach = self.radio_range if self.radio_range is not None else 1.5 * self.spacing
         model = "disc" if self.lossless or self.link_model == "sinr" else self.link_model

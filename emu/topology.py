@@ -29,6 +29,9 @@ import numpy as np
 from motebase.emu import propagation, reception
 
 LINK_MODELS = ("disc", "logistic")  # by distance alone; "sinr" is by power
+# The radio `mote emulate`, `mote run` and NetworkConfig use unless told: the physical one
+# (docs/radio.md), since it meets every target of issue 10's table.
+DEFAULT_LINK_MODEL = "sinr"
 _BLOCK = 256  # nodes per sweep block
 EMU_MAX_NODES = 65534  # emu/csrc/moteid.h: what node_index returns for an id no node has
 

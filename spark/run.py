@@ -18,6 +18,7 @@ import click
 from rich.console import Console
 
 from motebase.emu.cli import require_emulator
+from motebase.emu.topology import DEFAULT_LINK_MODEL
 from motebase.gateway.cli.params import Duration, platform_option
 from motebase.gateway.console import make_console
 from motebase.spark.errors import spark_boundary
@@ -157,7 +158,7 @@ def _show_batch(console: Console, batch: BatchProgress) -> None:
 @click.option(
     "--link-model",
     type=click.Choice(["logistic", "sinr", "disc"]),
-    default="logistic",
+    default=DEFAULT_LINK_MODEL,
     show_default=True,
     help="Radio model of the emulated network (see `mote emulate --help`).",
 )

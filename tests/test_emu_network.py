@@ -71,8 +71,21 @@ def test_positions_file_adds_the_basestation_as_node_0() -> None:
     assert len(pos) == 55
     assert pos[1].tolist() == [21.5, 23.0]  # mote 1
     assert np.allclose(pos[0], pos[1:].mean(axis=0))
-    net = Network(NetworkConfig(topology="file", positions_file=INTEL_LAB, radio_range=8.0))
+    config = NetworkConfig(
+        topology="file", positions_file=INTEL_LAB, link_model="logistic", radio_range=8.0
+    )
+    net = Network(config)
     assert (net.n, net.present, net.absent.tolist()) == (55, 55, [])
+
+
+def test_the_default_radio_is_sinr_and_refuses_a_range_it_would_ignore() -> None:
+    assert NetworkConfig().link_model == "sinr"
+    with pytest.raises(ConfigError, match="radio range applies to the logistic and disc"):
+        Network(NetworkConfig(nodes=4, radio_range=20.0))
+    with Network(NetworkConfig(nodes=4, radio_range=20.0, lossless=True)) as net:
+        assert not net.sinr  # lossless: every neighbour within the range, sinr or not
+    with Network(NetworkConfig(nodes=4, radio_range=20.0, link_model="logistic")) as net:
+        assert not net.sinr
 
 
 def positions_file(tmp_path: Path, lines: str) -> Path:

@@ -5,7 +5,7 @@ every mote's yield beside the ~40 % of its readings the real network delivered.
 The deployment (TinyDB on Mica2Dot motes, 28 Feb - 5 Apr 2004) sampled humidity,
 temperature, light and voltage every 31 s. The catalog has no humidity sensor, so the
 query reads ``nodeid, light, temp, voltage``. Each seed runs `--epochs` epochs after the
-30 s warm-up on the `logistic` radio (`mica2dot` platform); mote 0, the basestation, is at
+30 s warm-up on the `sinr` radio, the default (`mica2dot` platform); mote 0, the basestation, is at
 the layout's centroid (the file does not place it). Per-mote yields pool the seeds; depth
 is the mote's hop count when it sampled (`mote accuracy`'s ``yield_by_depth``), distance
 is from the basestation.
@@ -38,7 +38,7 @@ RESULTS = ROOT / "bench" / "results" / "deployment.json"
 FIGURE = ROOT / "docs" / "img" / "deployment_yield.svg"
 PERIOD_MS = 31000
 QUERY = f"SELECT nodeid, light, temp, voltage FROM sensors SAMPLE PERIOD {PERIOD_MS}"
-NETWORK = {"topology": "intel-lab", "platform": "mica2dot", "link_model": "logistic"}
+NETWORK = {"topology": "intel-lab", "platform": "mica2dot", "link_model": "sinr"}
 #: What the real deployment delivered (db.csail.mit.edu/labdata): about 2.3 million
 #: readings from 54 motes over 28 Feb - 5 Apr 2004 (37 days) at one reading every 31 s.
 REAL_2004 = {"readings": 2.3e6, "motes": 54, "days": 37, "period_s": 31}

@@ -72,7 +72,13 @@ def spec(weeks: float, nodes: int, seeds: int, scale: float) -> SweepSpec:
     epoch = planned_epoch_ms(weeks)
     ms = LONGEST_EPOCH_MS if epoch is None else epoch
     return SweepSpec(
-        {"epochs": 2, "nodes": nodes, "radio_range": 40.0, "battery_j": BATTERY_J / scale},
+        {
+            "epochs": 2,
+            "nodes": nodes,
+            "link_model": "logistic",  # its radio_range makes the star
+            "radio_range": 40.0,
+            "battery_j": BATTERY_J / scale,
+        },
         {
             "query": [f"{QUERY} SAMPLE PERIOD {ms}"],
             "drain_s": [1.5 * weeks * HOURS_PER_WEEK * 3600.0 / scale],

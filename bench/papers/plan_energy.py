@@ -95,6 +95,7 @@ def spec(queries: list[str], nodes: int, epochs: int, seeds: int) -> SweepSpec:
         {
             "epochs": epochs,
             "nodes": nodes,
+            "link_model": "logistic",  # the radio its results were measured on
             "optimize": False,
             "sensors": {ACCEL: uniform, MAG: uniform},
         },

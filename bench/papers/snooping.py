@@ -33,7 +33,8 @@ DENSITIES = {"sparse": 15.0, "dense": 30.0}  # radio range (m) on the 10 m grid
 
 def spec(nodes: int, epochs: int, seeds: int) -> SweepSpec:
     return SweepSpec(
-        {"query": QUERY, "epochs": epochs, "nodes": nodes},
+        # logistic: its radio_range is the density knob (sinr's reach follows from power)
+        {"query": QUERY, "epochs": epochs, "nodes": nodes, "link_model": "logistic"},
         {
             "radio_range": list(DENSITIES.values()),
             "snoop": [True, False],
