@@ -385,7 +385,7 @@ def test_docs_pictures_are_made_by_the_script_and_embedded(tmp_path: Path) -> No
                      "accuracy.svg"]  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     assert sorted(labels(tmp_path / "topology.svg")) == list(range(25))
-    # The default radio's logistic links reach 18.3 m: the 8 nearest neighbours, as lossless.
+    # The script's logistic links reach 18.3 m: the 8 nearest neighbours, as lossless.
     assert len(groups(tmp_path / "topology.svg")["links"].findall(f"{SVG}path")) == GRID_PAIRS
     # A line per node that delivered, as many as the heatmap's title counts.
     title = next(
