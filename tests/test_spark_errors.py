@@ -15,6 +15,11 @@ from synthetic_log import write_log
 pytestmark = pytest.mark.spark
 
 MOTE = str(Path(sys.executable).with_name("mote"))  # the installed console script
+# The interpreter it runs, which the messages name: its shebang's, this one's path or another
+# name for it (pip writes python3.11 where pytest runs as python); pip's /bin/sh launcher
+# for long paths execs this one.
+_SHEBANG = Path(MOTE).read_text().splitlines()[0].removeprefix("#!").split()[0]
+MOTE_PYTHON = sys.executable if _SHEBANG == "/bin/sh" else _SHEBANG
 
 
 def mote_spark(tmp_path: Path, pyspark_python: str) -> subprocess.CompletedProcess[str]:
@@ -52,7 +57,7 @@ def test_a_python_worker_that_does_not_connect_back_in_time(tmp_path: Path) -> N
         "seconds to connect back to the JVM on localhost. Likely causes: the machine is "
         "overloaded (run with fewer cores, e.g. --master local[2], or when it is less busy); "
         f"PYSPARK_PYTHON names another or a slow-starting interpreter (it is {slow}; "
-        f"motebase runs in {sys.executable}); or a firewall or security tool blocks "
+        f"motebase runs in {MOTE_PYTHON}); or a firewall or security tool blocks "
         "connections to 127.0.0.1. Rerunning with the same --out resumes from the checkpoints.",
     )
 
@@ -63,7 +68,7 @@ def test_a_python_that_does_not_exist(tmp_path: Path) -> None:
         mote_spark(tmp_path, missing),
         f"Spark failed: it cannot run {missing!r} to start its Python workers. PYSPARK_PYTHON "
         f"(it is {missing}) must name an interpreter that exists and can import motebase and "
-        f"pyspark, such as {sys.executable}; unset it to let motebase choose that one. "
+        f"pyspark, such as {MOTE_PYTHON}; unset it to let motebase choose that one. "
         "Rerunning with the same --out resumes from the checkpoints.",
     )
 
@@ -83,7 +88,7 @@ def test_mote_run_explains_too(tmp_path: Path) -> None:
         result,
         f"Spark failed: it cannot run {missing!r} to start its Python workers. PYSPARK_PYTHON "
         f"(it is {missing}) must name an interpreter that exists and can import motebase and "
-        f"pyspark, such as {sys.executable}; unset it to let motebase choose that one. "
+        f"pyspark, such as {MOTE_PYTHON}; unset it to let motebase choose that one. "
         "Rerunning with the same --out resumes from the checkpoints.",
     )
 
