@@ -210,7 +210,7 @@ static void send_beacon(mote_state *st)
      * (net/routing.h: judged links decide which way it leaves a lossy one). */
     if (!run_any(st) && routing_packets_sent(&st->rt) < BEACON_FAST_COUNT) {
         st->beacon_soon_at = mote_now(st) + BEACON_FAST_MS / 2u +
-                             st->hal->rand16(st->hal->ctx) % (BEACON_FAST_MS / 2u);
+                             mote_random_below(st, BEACON_FAST_MS / 2u);
         st->beacon_due = BEACON_SOON;
     }
 }
@@ -283,8 +283,8 @@ void mote_init(mote_state *st, uint16_t id, const mote_hal *hal)
     serial_rx_init(&st->srx);
     st->power = 0;
     /* Spread the first beacons so neighbours booted together do not collide. */
-    st->next_beacon_at = mote_now(st) + hal->rand16(hal->ctx) % BEACON_PERIOD_MS;
-    st->beacon_soon_at = mote_now(st) + hal->rand16(hal->ctx) % BEACON_FAST_MS;
+    st->next_beacon_at = mote_now(st) + mote_random_below(st, BEACON_PERIOD_MS);
+    st->beacon_soon_at = mote_now(st) + mote_random_below(st, BEACON_FAST_MS);
     st->beacon_due = BEACON_SOON;
     report_power(st);
     rearm(st);

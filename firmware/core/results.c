@@ -326,7 +326,7 @@ static void bundle_overheard(mote_state *st, const tos_header *tos, const mhop_h
  */
 static void route_changed(mote_state *st)
 {
-    uint32_t soon = mote_now(st) + st->hal->rand16(st->hal->ctx) % BEACON_TRIGGER_SPREAD_MS;
+    uint32_t soon = mote_now(st) + mote_random_below(st, BEACON_TRIGGER_SPREAD_MS);
     if (run_any(st)) {
         st->beacon_due = BEACON_NOW;
     } else if (st->beacon_due != BEACON_NOW) {

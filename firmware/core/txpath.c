@@ -405,7 +405,7 @@ void tx_parent_heard(mote_state *st)
     st->held.waits = 0;
     st->held.prompted = 1;
     st->retry_pending = 1;
-    st->retry_at = now + st->hal->rand16(st->hal->ctx) % SCHED_TX_GUARD_MS;
+    st->retry_at = now + mote_random_below(st, SCHED_TX_GUARD_MS);
 }
 
 static uint8_t radio_send(mote_state *st, const uint8_t *pkt, uint8_t len)
@@ -782,7 +782,7 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
         /* Without a timer, the next sign of the parent or the next slot brings it. */
         st->retry_pending = deaf(st) || slot_is_far(st);
         st->retry_at = now + (deaf(st) ? SCHED_TX_GUARD_MS / 2u +
-                                             st->hal->rand16(st->hal->ctx) % SCHED_TX_GUARD_MS
+                                             mote_random_below(st, SCHED_TX_GUARD_MS)
                                        : busy_pause(st));
         return;
     }
@@ -801,7 +801,7 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
          * whole interval, so resend after a random pause of one or two packet times. One
          * that comes after the parent's record went is dropped there (mote.c), but tells
          * a parent that did not know of this child to listen from the next epoch on. */
-        st->retry_at = now + SCHED_TX_GUARD_MS + st->hal->rand16(st->hal->ctx) % RECORD_RETRY_SPREAD_MS;
+        st->retry_at = now + SCHED_TX_GUARD_MS + mote_random_below(st, RECORD_RETRY_SPREAD_MS);
         return;
     }
     /* Resending at once into a deaf or sleeping parent, or a busy level, only adds
@@ -815,13 +815,13 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
      * overhear: the root, which sends no results by radio, and on a lossy grid any
      * parent across a diagonal link. */
     if (st->held.tries >= TUPLE_BLIND_TRIES) {
-        st->retry_at = now + TUPLE_LATE_RETRY_MS + st->hal->rand16(st->hal->ctx) % TUPLE_LATE_RETRY_MS;
+        st->retry_at = now + TUPLE_LATE_RETRY_MS + mote_random_below(st, TUPLE_LATE_RETRY_MS);
         return;
     }
     /* Two hidden siblings whose tuples collided both come back: drawn from one hold, the
      * two resends overlapped again about three times in four (a frame and its backoff
      * are half a hold); from two, about half as often. */
-    st->retry_at = now + ACTIVITY_HOLD_MS + st->hal->rand16(st->hal->ctx) % (2u * ACTIVITY_HOLD_MS);
+    st->retry_at = now + ACTIVITY_HOLD_MS + mote_random_below(st, 2u * ACTIVITY_HOLD_MS);
 }
 
 /*
@@ -835,7 +835,7 @@ static void result_done(mote_state *st, uint8_t kind, uint8_t acked)
  */
 static uint32_t request_pause(const mote_state *st)
 {
-    return ACTIVITY_HOLD_MS + st->hal->rand16(st->hal->ctx) % (QREQ_GAP_MS / 4u);
+    return ACTIVITY_HOLD_MS + mote_random_below(st, QREQ_GAP_MS / 4u);
 }
 
 /*
