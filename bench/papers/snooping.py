@@ -3,9 +3,10 @@ snooping, on a sparse and a dense grid, through `mote sweep`'s points on local S
 
 A node that overhears a sibling's MAX record above its own drops its own (firmware
 ops/snoop.c; `records_suppressed`). The switch is the named command `snoop enabled=0|1`,
-sent before the query. Sparse: the default radio range, 1.5 x the 10 m spacing (8
-neighbours). Dense: 3 x (28 neighbours). Each row is the mean over seeds, on the default
-radio (`logistic`), after the 30 s warm-up; the reduction is 1 - with / without.
+sent before the query. Sparse: logistic's default range, 1.5 x the 10 m spacing (8
+neighbours). Dense: 3 x (28 neighbours). Each row is the mean over seeds, on `logistic`
+(whose range sets the density; the default radio, `sinr`, has none), after the 30 s
+warm-up; the reduction is 1 - with / without.
 
     python bench/papers/snooping.py                 # 49 nodes, 20 epochs, seeds 1-5
     python bench/papers/snooping.py --nodes 9 --epochs 3 --seeds 1 --out /tmp/s.json
