@@ -155,7 +155,8 @@ class NetworkConfig:
                 # sinr's reach follows from powers: a range given for it would do nothing
                 raise ConfigError(
                     "a radio range applies to the logistic and disc link models (and "
-                    "lossless); sinr's reach follows from its powers (RadioParams)"
+                    "lossless), not to sinr, the default, whose reach follows from its "
+                    "powers (RadioParams): name one (--link-model logistic) or drop the range"
                 )
             return topology.sinr_links(positions, self.radio, self.seed)
         reach = self.radio_range if self.radio_range is not None else 1.5 * self.spacing
