@@ -296,3 +296,23 @@ def test_on_the_lossy_radio_a_stop_reaches_every_node_and_answers_stay_sound(
     assert not any(query.invariant_violations.values())
     assert query.count_over_epochs == 0
     assert min(counts(second)) >= min_count  # the query runs after the stop
+
+
+def test_a_count_beside_a_select_keeps_its_records_from_the_tuples() -> None:
+    # Seed 2 of the default radio: a corner node's link to its parent is 13.7 dB over the
+    # noise. A relay that sent tuples while its children sent COUNT records drowned them:
+    # exact in 4 of the 20 epochs; holding them for the children's interval, 16.
+    tuples = "SELECT nodeid, light FROM sensors EPOCH DURATION 4s"
+    with Network(NetworkConfig(nodes=25, seed=2)) as net:
+        experiment = run_experiment(
+            net,
+            [QueryRun(tuples), QueryRun("SELECT COUNT(*) FROM sensors EPOCH DURATION 4s")],
+            epochs=20,
+        )
+    report = report_of(experiment)
+    select, count = report.queries.values()
+    assert isinstance(count, AggregateAccuracy) and not isinstance(select, AggregateAccuracy)
+    assert count.count_over_epochs == 0
+    assert not any(count.invariant_violations.values())
+    assert sum(e.count_delivered == e.count_truth for e in count.epochs) == 16
+    assert select.tuple_yield == 1.0

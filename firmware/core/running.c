@@ -19,18 +19,18 @@ uint8_t run_slot_of(const mote_state *st, uint8_t qid)
                                                                                   : QUERY_SLOTS;
 }
 
-static uint8_t kind_running(const mote_state *st, uint8_t has_agg)
+uint8_t run_kind_slots(const mote_state *st, uint8_t has_agg)
 {
-    uint8_t i;
-    for (i = 0; i < QUERY_SLOTS; i++)
+    uint8_t i, bit = 1u, slots = 0;
+    for (i = 0; i < QUERY_SLOTS; i++, bit <<= 1)
         if (st->queries.slot[i].status >= QUERY_RUNNING && st->queries.slot[i].has_agg == has_agg)
-            return 1;
-    return 0;
+            slots |= bit;
+    return slots;
 }
 
-uint8_t run_tuples_running(const mote_state *st) { return kind_running(st, 0); }
+uint8_t run_tuples_running(const mote_state *st) { return run_kind_slots(st, 0) != 0; }
 
-uint8_t run_aggregates_running(const mote_state *st) { return kind_running(st, 1); }
+uint8_t run_aggregates_running(const mote_state *st) { return run_kind_slots(st, 1) != 0; }
 
 uint8_t run_relays_tuples(const mote_state *st)
 {

@@ -33,6 +33,8 @@ uint8_t run_relays_tuples(const mote_state *st);
 
 /* An aggregate query runs: records go by the slot schedule, timed by depth. */
 uint8_t run_aggregates_running(const mote_state *st);
+/* The running query slots with (has_agg 1) or without aggregates, a bit per slot. */
+uint8_t run_kind_slots(const mote_state *st, uint8_t has_agg);
 
 /* Whether a neighbour routes through the node, or may: it then listens in its
  * children's interval (running.c). */

@@ -359,6 +359,20 @@ uint8_t tx_results_pending(const mote_state *st)
     return (st->held.valid && !st->held.waits) || radioq_count(&st->rq) != 0;
 }
 
+/*
+ * Whether the next result is a tuple while an aggregate's children send us their
+ * records (its children's interval). Such a tuple waits: sent then, it and the
+ * tuples it draws from other relays drown the records that have only that interval,
+ * where the tuple has the epoch. 25-node grid, a 4 s COUNT beside a 4 s SELECT, seeds
+ * 1-10 on sinr: COUNT exact in .635 -> .910 of the epochs, the SELECT's yield 1.000 ->
+ * .999.
+ */
+static uint8_t tuple_would_drown_records(const mote_state *st)
+{
+    return (st->listening & run_kind_slots(st, 1)) &&
+           (st->held.valid ? st->held.payload[QR_OFF_TYPE] == QR_TUPLE : !record_queued(st));
+}
+
 uint8_t tx_results_may_go(const mote_state *st, uint32_t now)
 {
     /* Results wait behind control packets that go in the node's interval: a child
@@ -366,7 +380,7 @@ uint8_t tx_results_may_go(const mote_state *st, uint32_t now)
      * would leave the children asleep when the packet follows (core/schedule.h).
      * Downward control has its own slot and holds nothing up. */
     return tx_results_pending(st) && (!st->ctl_count || tx_down_waiting(st)) &&
-           tx_results_gate(st, now);
+           tx_results_gate(st, now) && !tuple_would_drown_records(st);
 }
 
 uint8_t tx_takes_forwards(const mote_state *st)
@@ -736,7 +750,7 @@ static uint32_t busy_pause(mote_state *st)
     uint8_t d = st->held.busy < TUPLE_BUSY_DOUBLINGS ? st->held.busy : TUPLE_BUSY_DOUBLINGS;
     if (st->held.busy < 0xFFu)
         st->held.busy++;
-    return ACTIVITY_HOLD_MS + st->hal->rand16(st->hal->ctx) % ((uint32_t)ACTIVITY_HOLD_MS << d);
+    return ACTIVITY_HOLD_MS + mote_random_below(st, (uint16_t)(ACTIVITY_HOLD_MS << d)); /* <= 688 */
 }
 
 /* The parent acknowledged `held`, or did not (asleep, deaf with a full queue, lost). */
