@@ -15,6 +15,7 @@ or a training run that fails, gives the plain build (with a warning for the latt
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
@@ -36,6 +37,7 @@ _BUILD_SCRIPTS = {
 _OPT_FLAGS = {"-flto=auto", "-fvisibility=hidden", "-fno-semantic-interposition"}
 
 
+@functools.cache  # the options and the PGO build read the same script: run it once
 def _load_script(name: str):  # -> the build script's module, loaded at build time
     spec = importlib.util.spec_from_file_location(name, _BUILD_SCRIPTS[name])
     assert spec is not None and spec.loader is not None
@@ -79,10 +81,9 @@ class CffiBuildExt(build_ext):
         data = (Path(self.build_temp) / "pgo").resolve()
         shutil.rmtree(data, ignore_errors=True)
         compile_args, link_args = list(ext.extra_compile_args), list(ext.extra_link_args)
-        use = [f"-fprofile-use={data}", "-fprofile-partial-training", "-Wno-missing-profile"]
         self.force = True  # the same object paths in both builds: the profile is named after them
         try:
-            self._build_flagged(ext, compile_args, link_args, [f"-fprofile-generate={data}"])
+            self._build_flagged(ext, compile_args, link_args, build_ffi.pgo_generate_flags(data))
             library = str(Path(self.get_ext_fullpath(ext.name)).resolve())
             training = [sys.executable, "-c", build_ffi.PGO_TRAINING, library]
             run = subprocess.run(
@@ -90,7 +91,7 @@ class CffiBuildExt(build_ext):
             )
             if run.returncode != 0:
                 raise OSError(f"the training run failed: {run.stderr.strip()[-2000:]}")
-            self._build_flagged(ext, compile_args, link_args, use)
+            self._build_flagged(ext, compile_args, link_args, build_ffi.pgo_use_flags(data))
             return True
         except (
             CCompilerError,

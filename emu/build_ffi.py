@@ -139,6 +139,16 @@ def _compile(profile: str, tmpdir: str, extra: list[str]) -> str:
     return builder.compile(tmpdir=tmpdir, verbose=False)
 
 
+def pgo_generate_flags(data: Path) -> list[str]:
+    """Flags of the instrumented build, which writes its profile under ``data``."""
+    return [f"-fprofile-generate={data}"]
+
+
+def pgo_use_flags(data: Path) -> list[str]:
+    """Flags of the build from that profile (files the training never ran have none)."""
+    return [f"-fprofile-use={data}", "-fprofile-partial-training", "-Wno-missing-profile"]
+
+
 def build_pgo(profile: str) -> str:
     """Instrumented build, training run, optimized build; returns the optimized library."""
     import shutil
@@ -147,11 +157,10 @@ def build_pgo(profile: str) -> str:
 
     data = ROOT / "build" / f"pgo-{profile}"
     shutil.rmtree(data, ignore_errors=True)
-    gen = _compile(profile, f"build/pgo-gen-{profile}", [f"-fprofile-generate={data}"])
+    gen = _compile(profile, f"build/pgo-gen-{profile}", pgo_generate_flags(data))
     # the same object paths in both builds: the profile files are named after them
     subprocess.run([sys.executable, "-c", PGO_TRAINING, gen], cwd=ROOT, check=True)
-    use = [f"-fprofile-use={data}", "-fprofile-partial-training", "-Wno-missing-profile"]
-    return _compile(profile, f"build/pgo-gen-{profile}", use)
+    return _compile(profile, f"build/pgo-gen-{profile}", pgo_use_flags(data))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@
 /* Logical now, in ms (wraps after 49 days; compare with sched_due, schedule.h). */
 uint32_t mote_now(const mote_state *st);
 /* A draw in [0, span) from the platform's generator (hal.rand16), span > 0: the jitter of
- * every timer the core spreads. */
+ * the timers the core spreads (runs.c's transmit jitter, whose span may pass 16 bits,
+ * draws inline). */
 uint16_t mote_random_below(const mote_state *st, uint16_t span);
 
 #endif /* MOTE_CORE_CLOCK_H */
