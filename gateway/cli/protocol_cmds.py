@@ -166,8 +166,9 @@ def _decode_hex(lines: Iterable[str], decoder: _Decoder) -> None:
 
 def _decode_raw(stream: IO[bytes], decoder: _Decoder, *, fast: bool = True) -> None:
     """Frames of ``stream`` to ``decoder``; ``fast``: tuple frames of shapes the lane knows
-    through the C walk (protocol/fastlane.py) where it is built."""
-    deframer = Deframer()
+    through the C walk (protocol/fastlane.py) where it is built, other frames through the
+    deframer's C split (protocol/framing.py); ``fast=False``: all of it in Python."""
+    deframer = Deframer(fast=fast)
     walk = _c_walk(decoder, deframer) if fast and fastlane.available() else None
     # read1: what the pipe or port has now, so a live stream is printed as it comes
     read = getattr(stream, "read1", stream.read)

@@ -13,15 +13,28 @@ hands back complete, CRC-checked frames. Anything else (line noise, truncated or
 frames, protocols it does not know) is counted in :class:`FramingStats` and skipped. It
 never raises and a bad frame never costs the next good one: every 0x7E restarts the
 receiver, so sync is regained at the next flag.
+
+Where the gateway was built with its C fast lane (protocol/csrc/fastlane.h),
+:meth:`Deframer.feed` takes the common frame, a good 0x42 packet, in C (``fastlane_split``)
+and leaves every other one to the Python path below, one frame at a time; without the C
+lane, or with ``Deframer(fast=False)``, all of it is Python. Frames and counts are the same
+either way (tests/test_protocol_framing.py).
 """
 
 from __future__ import annotations
 
 import binascii
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import IntEnum
 from typing import NamedTuple
+
+try:  # the extension module alone: protocol/fastlane.py imports the tuple lane
+    from motebase.gateway.protocol._fastlane import ffi as _ffi
+    from motebase.gateway.protocol._fastlane import lib as _lib
+except ImportError:  # built without a C compiler: feed is Python alone
+    _ffi = _lib = None
 
 FLAG = 0x7E
 ESCAPE = 0x7D
@@ -89,21 +102,46 @@ class FramingStats:
 class Deframer:
     """Streaming frame receiver; see the module docstring.
 
-    It works on whole frames, not bytes: a chunk is split at the flags (in C), and the
-    text between two flags is unescaped and checked at once. The outcome is the one a
-    byte-at-a-time receiver reaches (0x7D escapes the byte after it, whatever it is; a
-    frame is too long once its unescaped bytes pass the MTU; 0x7D right before a flag is
-    an aborted frame), and tests/test_protocol_framing.py holds it to one.
+    It works on whole frames, not bytes: a chunk is split at the flags (bytes.split, or the
+    C split of the module docstring), and the text between two flags is unescaped and
+    checked at once. The outcome is the one a byte-at-a-time receiver reaches (0x7D escapes
+    the byte after it, whatever it is; a frame is too long once its unescaped bytes pass
+    the MTU; 0x7D right before a flag is an aborted frame), and
+    tests/test_protocol_framing.py holds it to one, with ``fast`` and without.
+
+    ``fast=False`` keeps :meth:`feed` in Python even where the C split is built.
     """
 
-    def __init__(self, mtu: int = DEFAULT_MTU) -> None:
+    def __init__(self, mtu: int = DEFAULT_MTU, *, fast: bool = True) -> None:
         self.mtu = mtu
         self.stats = FramingStats()
         self._partial = b""  # escaped bytes since the last flag
         self._synced = False  # a flag has been seen; bytes are frame content
         self._overflow = False  # current frame exceeded the MTU; drop until next flag
+        self._fast = fast and _lib is not None
+        self._split: _Splitter | None = None  # made on the first feed: feed_walk needs none
+
+    @property
+    def fast(self) -> bool:
+        """Whether :meth:`feed` takes the good 0x42 frames in C."""
+        return self._fast
 
     def feed(self, chunk: bytes) -> list[Frame]:
+        """The frames ``chunk`` completes, in order; the rest is counted in :attr:`stats`."""
+        if not self._fast:
+            return self._feed_python(chunk)
+        split = self._split
+        if split is None:
+            split = self._split = _Splitter(self.mtu)
+        frames: list[Frame] = []
+        split.frames = frames
+        self.feed_walk(chunk, split.walk, frames.append)
+        split.frames = _NO_FRAMES
+        self.stats.good += split.taken
+        split.taken = 0
+        return frames
+
+    def _feed_python(self, chunk: bytes) -> list[Frame]:
         parts = (
             (self._partial + chunk).split(_FLAG_BYTE) if self._partial else chunk.split(_FLAG_BYTE)
         )
@@ -241,6 +279,74 @@ def _unescape(raw: bytes) -> tuple[bytes, bool]:
 _PACKET_NO_ACK, _PACKET_ACK, _ACK, _UNKNOWN = (
     int(p) for p in (Protocol.PACKET_NO_ACK, Protocol.PACKET_ACK, Protocol.ACK, Protocol.UNKNOWN)
 )
+
+
+#: Packet bytes and packets a splitter's C call may hand back at once; it stops, and
+#: :meth:`_Splitter.walk` calls again, when either is full.
+_SPLIT_BYTES = 1 << 16
+_SPLIT_PACKETS = 1 << 12
+_NO_FRAMES: list[Frame] = []  # a splitter's frames between two feeds: none
+
+
+class _Splitter:
+    """A :class:`Deframer`'s C split: the walk its :meth:`Deframer.feed` hands
+    :meth:`Deframer.feed_walk`. Its own buffers: cffi lets go of the GIL during the call, so
+    two deframers on two threads must not share them."""
+
+    def __init__(
+        self, mtu: int, out_bytes: int = _SPLIT_BYTES, max_packets: int = _SPLIT_PACKETS
+    ) -> None:
+        # Its own lane (the CRC table and the MTU; no shapes). C holds the MTU in 16 bits
+        # and takes no frame past FASTLANE_FRAME (512) bytes: a larger MTU clamped is the
+        # same check; below 0, 0 leaves every frame to Python, as it should.
+        self._lane_storage = _ffi.new("char[]", _lib.fastlane_size())
+        self._lane = _ffi.cast("fastlane *", self._lane_storage)
+        spec = _ffi.new("fastlane_keyspec *", (0, 0, min(max(mtu, 0), 0xFFFF)))
+        _lib.fastlane_init(self._lane, spec)
+        new = _ffi.new_allocator(should_clear_after_alloc=False)
+        self._out_bytes, self._max_packets = out_bytes, max_packets
+        self._out = new("uint8_t[]", out_bytes)
+        self._ends = new("uint32_t[]", max_packets)
+        self._out_len = _ffi.new("size_t *")
+        self._count = _ffi.new("uint32_t *")
+        self.frames = _NO_FRAMES  # where walk puts the frames it takes, in order
+        self.taken = 0  # how many, for stats.good
+
+    def walk(self, data: bytes, start: int, end: int) -> int:
+        """The good 0x42 frames from ``data[start]`` on, through C, appended to
+        :attr:`frames`: where it stopped (``end``, or a frame left to Python)."""
+        buf = _ffi.from_buffer(data)
+        out_len, count, frames = self._out_len, self._count, self.frames
+        # tuple.__new__: Frame(...) is a Python call, twice the cost per packet
+        new, packet_no_ack = tuple.__new__, Protocol.PACKET_NO_ACK
+        while True:
+            out_len[0] = count[0] = 0
+            stop = _lib.fastlane_split(
+                self._lane,
+                buf,
+                start,
+                end,
+                self._out,
+                self._out_bytes,
+                out_len,
+                self._ends,
+                self._max_packets,
+                count,
+            )
+            n = count[0]
+            if not n:
+                return stop
+            packets = _ffi.buffer(self._out, out_len[0])[:]
+            frames += [
+                new(Frame, (packet_no_ack, None, packets[a:b]))
+                for a, b in itertools.pairwise([0, *_ffi.unpack(self._ends, n)])
+            ]
+            self.taken += n
+            if stop == end:
+                return stop
+            # Full buffers, or the frame at stop is Python's: the next call takes more, or
+            # nothing and says so.
+            start = stop
 
 
 _ESCAPED = {byte: bytes((ESCAPE, byte ^ ESCAPE_XOR)) for byte in (ESCAPE, FLAG)}

@@ -25,6 +25,7 @@ struct fastlane {
     fastlane_keyspec spec;
     uint8_t n_shapes;
     uint16_t crc[256];
+    uint16_t crc2[256]; /* crc[b] run through one more zero byte */
     shape shapes[FASTLANE_SHAPES];
 };
 
@@ -44,6 +45,10 @@ void fastlane_init(fastlane *fl, const fastlane_keyspec *spec)
             c = (c & 0x8000u ? (c << 1) ^ 0x1021u : c << 1) & 0xFFFFu;
         fl->crc[i] = (uint16_t)c;
     }
+    /* CRC is linear: two bytes b0 b1 from state c give crc2[hi(c) ^ b0] ^ crc[lo(c) ^ b1],
+     * with crc2[u] = crc[u] << 8 ^ crc[crc[u] >> 8], the first byte's table pushed on. */
+    for (i = 0; i < 256u; i++)
+        fl->crc2[i] = (uint16_t)(fl->crc[i] << 8 ^ fl->crc[fl->crc[i] >> 8]);
 }
 
 static uint8_t hole_size(uint8_t kind)
@@ -89,29 +94,37 @@ int fastlane_add(fastlane *fl, const uint8_t *key, uint8_t key_len, uint16_t n,
 }
 
 /* Unescapes raw[0, len) into out; 0 if the frame is left to Python (an escape left
- * open, or longer than the buffer). Every 0x7D takes the next byte, whatever it is. */
+ * open, or longer than the buffer). Every 0x7D takes the next byte, whatever it is. The
+ * runs between escapes go by memchr and memcpy: most frames have none. */
 static size_t unescape(const uint8_t *raw, size_t len, uint8_t *out)
 {
-    size_t i, n = 0;
-    for (i = 0; i < len; i++) {
-        uint8_t b = raw[i];
-        if (b == ESCAPE) {
-            if (++i == len)
-                return 0;
-            b = (uint8_t)(raw[i] ^ ESCAPE_XOR);
-        }
-        if (n == FASTLANE_FRAME)
+    size_t i = 0, n = 0;
+    while (i < len) {
+        const uint8_t *esc = memchr(raw + i, ESCAPE, len - i);
+        size_t run = (esc ? (size_t)(esc - raw) : len) - i;
+        if (run > FASTLANE_FRAME - n)
             return 0;
-        out[n++] = b;
+        memcpy(out + n, raw + i, run);
+        n += run;
+        if (!esc)
+            break;
+        i += run + 1u;
+        if (i == len || n == FASTLANE_FRAME)
+            return 0;
+        out[n++] = (uint8_t)(raw[i++] ^ ESCAPE_XOR);
     }
     return n;
 }
 
+/* Two bytes a step (crc2, see fastlane_init): the two table lookups do not
+ * wait on each other, where the byte-wise loop waits on each byte's. */
 static uint16_t crc16(const fastlane *fl, const uint8_t *p, size_t len)
 {
     uint16_t c = 0;
-    size_t i;
-    for (i = 0; i < len; i++)
+    size_t i = 0;
+    for (; i + 2u <= len; i += 2u)
+        c = (uint16_t)(fl->crc2[(uint8_t)((c >> 8) ^ p[i])] ^ fl->crc[(uint8_t)(c ^ p[i + 1u])]);
+    if (i < len)
         c = (uint16_t)((c << 8) ^ fl->crc[(uint8_t)((c >> 8) ^ p[i])]);
     return c;
 }
@@ -197,20 +210,24 @@ static size_t format_line(const shape *s, const uint8_t *pkt, char *out)
     return (size_t)(o - out);
 }
 
-/* The packet of a finished frame, or 0 if it is left to Python. */
-static const shape *frame_packet(const fastlane *fl, const uint8_t *content, size_t size,
-                                 const uint8_t **pkt, size_t *len)
+/* The head (protocol byte, token) of a finished frame whose content[0, size) the
+ * Python deframer would take as a good packet (Deframer._end_of_frame): 1 for 0x42, 2 for
+ * 0x41, or 0 if it is left to Python, which counts it. size 0 is unescape's "left". */
+static size_t packet_head(const fastlane *fl, const uint8_t *content, size_t size)
 {
-    size_t head;
     if (size < MIN_FRAME || size > fl->spec.mtu)
         return 0;
     if (crc16(fl, content, size - 2u) != (uint16_t)(content[size - 2u] | content[size - 1u] << 8))
         return 0;
-    if (content[0] == PACKET_NO_ACK)
-        head = 1;
-    else if (content[0] == PACKET_ACK)
-        head = 2;
-    else
+    return content[0] == PACKET_NO_ACK ? 1u : content[0] == PACKET_ACK ? 2u : 0u;
+}
+
+/* The packet of a finished frame, or 0 if it is left to Python. */
+static const shape *frame_packet(const fastlane *fl, const uint8_t *content, size_t size,
+                                 const uint8_t **pkt, size_t *len)
+{
+    size_t head = packet_head(fl, content, size);
+    if (!head)
         return 0;
     *pkt = content + head;
     *len = size - head - 2u;
@@ -232,11 +249,43 @@ size_t fastlane_walk(const fastlane *fl, const uint8_t *data, size_t start, size
             continue;
         }
         size = unescape(data + pos, stop - pos, content);
-        s = size ? frame_packet(fl, content, size, &pkt, &len) : 0;
+        s = frame_packet(fl, content, size, &pkt, &len);
         if (!s || cap - *out_len < s->widest)
             return pos;
         *out_len += format_line(s, pkt, out + *out_len);
         (*lines)++;
+        pos = stop + 1u;
+    }
+    return end;
+}
+
+size_t fastlane_split(const fastlane *fl, const uint8_t *data, size_t start, size_t end,
+                      uint8_t *out, size_t cap, size_t *out_len, uint32_t *ends,
+                      uint32_t max_packets, uint32_t *count)
+{
+    uint8_t content[FASTLANE_FRAME];
+    size_t pos = start;
+    while (pos < end) {
+        const uint8_t *flag = memchr(data + pos, FLAG, end - pos);
+        size_t stop = (size_t)(flag - data), size, len;
+        if (stop == pos) { /* back-to-back flags: between two frames */
+            pos++;
+            continue;
+        }
+        if (*count == max_packets)
+            return pos;
+        size = unescape(data + pos, stop - pos, content);
+        /* Only 0x42: a 0x41 frame's token would need a slot of its own, and the gateway
+         * receives next to none of them. */
+        if (packet_head(fl, content, size) != 1u)
+            return pos;
+        len = size - 3u;
+        /* ends[] holds 32-bit offsets: a buffer past 4 GiB stops early, never wraps. */
+        if (cap - *out_len < len || (uint64_t)*out_len + len > UINT32_MAX)
+            return pos;
+        memcpy(out + *out_len, content + 1, len);
+        *out_len += len;
+        ends[(*count)++] = (uint32_t)*out_len;
         pos = stop + 1u;
     }
     return end;

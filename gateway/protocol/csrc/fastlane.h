@@ -14,6 +14,12 @@
  * registered, no room for a line. Python decodes that one frame the slow way (and may
  * register its shape), then walks on: every outcome and count stays the Python one.
  *
+ * fastlane_split is the same walk for Deframer.feed (protocol/framing.py), with no shapes:
+ * it takes every frame the Python deframer would hand back as a good 0x42 packet and
+ * copies its packet (the content without protocol byte and CRC) out, and stops at any
+ * other frame -- a 0x41 or ack frame, a framing error -- which Python counts and decodes
+ * exactly as it would have. The lane's shapes play no part; only its CRC table and MTU.
+ *
  * Fixed pools, no allocation: FASTLANE_SHAPES shapes of FASTLANE_HOLES holes each.
  */
 #ifndef MOTEBASE_FASTLANE_H
@@ -68,5 +74,16 @@ int fastlane_add(fastlane *fl, const uint8_t *key, uint8_t key_len, uint16_t n,
  */
 size_t fastlane_walk(const fastlane *fl, const uint8_t *data, size_t start, size_t end,
                      char *out, size_t cap, size_t *out_len, uint32_t *lines);
+
+/*
+ * Walks data[start, end) as fastlane_walk does, for frames that are good 0x42 packets:
+ * each one's packet is appended to out (at *out_len, below cap), the new *out_len to
+ * ends[*count] (below max_packets) and *count counts it. Packet i is out[ends[i - 1],
+ * ends[i]), starting from the *out_len of the call. Returns where it stopped: end, or the
+ * start of a frame that is not a good 0x42 packet or does not fit, left to Python.
+ */
+size_t fastlane_split(const fastlane *fl, const uint8_t *data, size_t start, size_t end,
+                      uint8_t *out, size_t cap, size_t *out_len, uint32_t *ends,
+                      uint32_t max_packets, uint32_t *count);
 
 #endif /* MOTEBASE_FASTLANE_H */
