@@ -69,6 +69,7 @@ bench: $(BIN)/mote
 	$(BIN)/python bench/emulator.py
 	$(BIN)/python bench/emulate_e2e.py
 	$(BIN)/python bench/gateway_decode.py
+	$(BIN)/python bench/gateway_rows.py
 	$(BIN)/python bench/spark_ingest.py
 	$(BIN)/python bench/spark_latency.py
 	$(BIN)/python bench/issue10.py

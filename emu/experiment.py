@@ -30,10 +30,10 @@ import numpy as np
 from motebase.emu.network import Network, node_index
 from motebase.emu.truth import OBS_QUERY, OBS_SAMPLED, QUERY_FREE, Truth, ground_truth, samples_from
 from motebase.emu.virtual_link import VirtualEndpoint
-from motebase.gateway.assembly import Reading, RegisteredQuery, Row
+from motebase.gateway.assembly import Assembled, Reading, RegisteredQuery, Row, expand_rows
 from motebase.gateway.plan import compile_query
 from motebase.gateway.plan.capacity import epoch_intervals
-from motebase.gateway.session import QuerySession, RowSink, SessionConfig
+from motebase.gateway.session import QuerySession, RowSink, SessionConfig, deliver
 from motebase.gateway.sinks import jsonl_records
 
 #: Once each query's last epoch, how long the gateway keeps collecting (epochs).
@@ -247,7 +247,7 @@ class _Runner:
             self.progress(message)
 
     def _poll(self, seconds: float) -> None:
-        self._deliver(self.session.poll(seconds))
+        self._deliver(self.session.poll_batches(seconds))
         for outcome in self.outcomes:  # a RATE retimes the query (gateway/ratecontrol.py)
             current = self.session.assembler.query_of(outcome.query.query_id)
             if current is not None:
@@ -268,14 +268,13 @@ class _Runner:
         while self.session.clock() < end:
             self._poll(POLL_S)
 
-    def _deliver(self, rows: list[Row]) -> None:
-        if not rows:
+    def _deliver(self, items: Sequence[Assembled]) -> None:
+        if not items:
             return
         by_id = {o.query.query_id: o for o in self.outcomes}
-        for row in rows:
+        for row in expand_rows(items):
             by_id[row.query_id].rows.append(row)
-        for sink in self.sinks:
-            sink.write(rows)
+        deliver(self.sinks, items)
 
     def _settle_truth(self) -> None:
         observed = (

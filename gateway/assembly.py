@@ -22,9 +22,12 @@ the wire's 16-bit wrap (65535 -> 0 becomes 65536).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
+
+import numpy as np
 
 from motebase.gateway.finalize import AggregateSpec as FinalizeSpec
 from motebase.gateway.finalize import (
@@ -159,6 +162,72 @@ class AggregateRow:
 Row = Reading | AggregateRow
 
 
+@dataclass(frozen=True)
+class ReadingBatch:
+    """Readings of one query as columns, one entry per tuple: what a run of tuple results
+    assembles into without a Python object per row. :meth:`readings` gives the same
+    :class:`Reading` rows the tuples would have made one at a time."""
+
+    query_id: int
+    plan: ResultPlan
+    epoch: np.ndarray  # int64, row epochs
+    node_id: np.ndarray  # int64
+    epoch_time: np.ndarray  # float64
+    receive_time: float
+    #: The time-sync stamps in ms, 0 where the sender left it 0 (Reading: None).
+    node_time: np.ndarray  # int64
+    #: Raw field values by name, in the plan's order; None: NULL in every tuple.
+    values: Mapping[str, np.ndarray | None]
+
+    def __len__(self) -> int:
+        return len(self.epoch)
+
+    def readings(self) -> list[Reading]:
+        names = list(self.values)
+        n = len(self)
+        columns = [[None] * n if v is None else v.tolist() for v in self.values.values()]
+        rows = zip(*columns, strict=True) if columns else [()] * n
+        project = self.plan.project
+        out: list[Reading] = []
+        for epoch, node, epoch_time, node_time, row in zip(
+            self.epoch.tolist(),
+            self.node_id.tolist(),
+            self.epoch_time.tolist(),
+            self.node_time.tolist(),
+            rows,
+            strict=True,
+        ):
+            values = dict(zip(names, row, strict=True))
+            out.append(
+                Reading(
+                    self.query_id,
+                    epoch,
+                    node,
+                    epoch_time,
+                    self.receive_time,
+                    values,
+                    project(values),
+                    node_time or None,
+                )
+            )
+        return out
+
+
+#: What assembly hands on: rows, and readings in batches.
+Assembled = Row | ReadingBatch
+
+
+def expand_rows(items: Iterable[Assembled]) -> list[Row]:
+    """Rows, each batch in its readings, in order."""
+    rows: list[Row] = []
+    for item in items:
+        if isinstance(item, ReadingBatch):
+            rows.extend(item.readings())
+        else:
+            rows.append(item)
+    return rows
+
+
 @dataclass
 class AssemblyStats:
     """Counters of results that did not become rows, for the session's status line."""
@@ -290,15 +359,60 @@ class _QueryAssembly:
         return rows
 
     def add_tuple(self, result: TupleResult, now: float, stats: AssemblyStats) -> list[Row]:
-        origins = self._seen_tuples.setdefault(result.epoch, set())
-        if result.origin in origins:
-            stats.duplicates += 1
+        if not self._first_tuple(result.epoch, result.origin, stats):
             return []
-        origins.add(result.origin)
-        self._advance(result.epoch)
-        stats.tuples += 1
         row = reading_row(self.query, result.epoch, result.origin, result.values, now)
         return [replace(row, node_time=result.node_time)]
+
+    def take_tuples(
+        self, wire_epochs: np.ndarray, origins: Sequence[int], stats: AssemblyStats
+    ) -> tuple[list[int], list[int]]:
+        """Tuples in arrival order, as :meth:`add_tuple` takes them one at a time after
+        :meth:`row_epoch`: the indices of those that make rows, and their row epochs."""
+        epochs = self._row_epochs(wire_epochs)
+        seen = self._seen_tuples
+        kept: list[int] = []
+        for index, epoch, origin in zip(itertools.count(), epochs, origins):
+            got = seen.get(epoch)
+            if got is None:
+                seen[epoch] = {origin}
+            elif origin in got:
+                continue
+            else:
+                got.add(origin)
+            kept.append(index)
+            if epoch > self.latest_epoch:
+                self._advance(epoch)
+        stats.duplicates += len(epochs) - len(kept)
+        stats.tuples += len(kept)
+        kept_epochs = [epochs[i] for i in kept]
+        if kept_epochs:
+            self._advance(min(kept_epochs))  # the first epoch, as each tuple's _advance
+        return kept, kept_epochs
+
+    def _row_epochs(self, wire: np.ndarray) -> list[int]:
+        """:meth:`row_epoch` of each, in order; at once when the batch sits well within
+        half the epoch range of the latest epoch, where unwrapping against the latest
+        epoch before the batch and against the one before each tuple agree."""
+        latest = self._wire_latest if self._wire_latest >= 0 else int(wire[0])
+        candidate = latest - (latest & _EPOCH_MASK) + wire.astype(np.int64)
+        candidate[candidate < latest - _EPOCH_HALF] += _EPOCH_MASK + 1
+        candidate[candidate > latest + _EPOCH_HALF] -= _EPOCH_MASK + 1
+        if int(np.abs(candidate - latest).max()) >= _EPOCH_HALF // 2:
+            return [self.row_epoch(epoch) for epoch in wire.tolist()]
+        self._wire_latest = max(self._wire_latest, int(candidate.max()))
+        return (candidate + self._offset).tolist()
+
+    def _first_tuple(self, epoch: int, origin: int, stats: AssemblyStats) -> bool:
+        """Whether this is the first tuple of ``origin`` for ``epoch`` (counted either way)."""
+        origins = self._seen_tuples.setdefault(epoch, set())
+        if origin in origins:
+            stats.duplicates += 1
+            return False
+        origins.add(origin)
+        self._advance(epoch)
+        stats.tuples += 1
+        return True
 
     def add_record(self, record: AggregateResult, now: float, stats: AssemblyStats) -> list[Row]:
         key = (record.epoch, record.group)
@@ -533,6 +647,43 @@ class ResultAssembler:
         if isinstance(result, TupleResult):
             return state.add_tuple(result, receive_time, self.stats)
         return state.add_record(result, receive_time, self.stats)
+
+    def add_tuples(
+        self,
+        query_id: int,
+        wire_epochs: np.ndarray,
+        origins: np.ndarray,
+        values: Mapping[str, np.ndarray | None],
+        node_times: np.ndarray,
+        receive_time: float,
+    ) -> list[ReadingBatch]:
+        """Many tuple results of one query at once, in arrival order: what :meth:`add`
+        makes of them one at a time, as one batch (none if every one was a duplicate)."""
+        state = self._queries.get(query_id)
+        if state is None:
+            self.stats.unknown_query += len(wire_epochs)
+            return []
+        kept, epochs = state.take_tuples(wire_epochs, origins.tolist(), self.stats)
+        if not kept:
+            return []
+        index = np.asarray(kept, dtype=np.intp)
+        query = state.query
+        times = {epoch: query.epoch_time(epoch) for epoch in set(epochs)}
+        return [
+            ReadingBatch(
+                query_id=query_id,
+                plan=query.plan,
+                epoch=np.asarray(epochs, dtype=np.int64),
+                node_id=origins[index].astype(np.int64),
+                epoch_time=np.fromiter((times[e] for e in epochs), np.float64, len(epochs)),
+                receive_time=receive_time,
+                node_time=node_times[index],
+                values={
+                    name: None if column is None else column[index]
+                    for name, column in values.items()
+                },
+            )
+        ]
 
     def restart(self, query_id: int, now: float) -> list[Row]:
         """The query was sent again to a network that had lost it (a rebooted

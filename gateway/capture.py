@@ -30,7 +30,7 @@ from motebase.gateway.assembly import RegisteredQuery, Row
 from motebase.gateway.plan import compile_query
 from motebase.gateway.protocol import AmType, DecodeError, decode_packet
 from motebase.gateway.protocol.framing import Deframer, Protocol
-from motebase.gateway.session import QuerySession, RowSink, SessionConfig
+from motebase.gateway.session import QuerySession, RowSink, SessionConfig, deliver
 
 FORMAT = "motebase-serial"
 VERSION = 1
@@ -252,15 +252,9 @@ def replay(
         sink.start(query)
     try:
         while not endpoint.exhausted:
-            _write(sinks, session.poll(poll_s))
-        _write(sinks, session.poll(0) + session.finish())
+            deliver(sinks, session.poll_batches(poll_s))
+        deliver(sinks, [*session.poll_batches(0), *session.finish()])
     finally:
         for sink in sinks:
             sink.close()
     return session
-
-
-def _write(sinks: Sequence[RowSink], rows: list[Row]) -> None:
-    if rows:
-        for sink in sinks:
-            sink.write(rows)

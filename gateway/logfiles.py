@@ -29,9 +29,18 @@ def segment_name(first_offset: int) -> str:
     return f"{first_offset:0{_OFFSET_DIGITS}d}{SEGMENT_SUFFIX}"
 
 
+def record_payload(record: dict[str, Any]) -> bytes:
+    """A record's JSON, as the log keeps it."""
+    return json.dumps(record, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
 def encode_record(offset: int, record: dict[str, Any]) -> bytes:
     """One framed line for ``record`` at ``offset``."""
-    payload = json.dumps(record, separators=(",", ":"), allow_nan=False).encode("ascii")
+    return encode_payload(offset, record_payload(record))
+
+
+def encode_payload(offset: int, payload: bytes) -> bytes:
+    """One framed line for a record's JSON (:func:`record_payload`'s spelling)."""
     head = f"{offset} {len(payload)} ".encode("ascii")
     crc = zlib.crc32(payload, zlib.crc32(head))
     return head + f"{crc:08x} ".encode("ascii") + payload + b"\n"

@@ -71,12 +71,14 @@ from motebase.gateway.logfiles import (
     Segment,
     acquire_writer_lock,
     check_line,
+    encode_payload,
     encode_record,
     fsync_directory,
     list_segments,
     publish_committed,
     read_committed,
     read_lost,
+    record_payload,
     segment_name,
 )
 from motebase.gateway.logscan import LogReport, Record, Walk, committed_offset, scan_log
@@ -318,9 +320,14 @@ class ResultLog:
 
     def append_batch(self, records: list[dict[str, Any]]) -> int:
         """Append ``records`` durably (one fsync); return the offset of the last one."""
+        return self.append_payloads([record_payload(record) for record in records])
+
+    def append_payloads(self, payloads: list[bytes]) -> int:
+        """:meth:`append_batch` of records already in their JSON (``record_payload``'s
+        spelling: compact, ASCII), as a batch of readings writes them."""
         self.open_writer()
         assert self._writer is not None
-        return self._writer.append_batch(records)
+        return self._writer.append_payloads(payloads)
 
     def close(self) -> None:
         if self._writer is not None:
@@ -405,8 +412,12 @@ class ResultLogWriter:
         Every record is encoded before the first byte is written, so a record that is not
         JSON rejects the whole batch and leaves the log untouched.
         """
+        return self.append_payloads([record_payload(record) for record in records])
+
+    def append_payloads(self, payloads: list[bytes]) -> int:
+        """:meth:`append_batch` of records already in their JSON."""
         first = self._next_offset
-        lines = [encode_record(first + i, record) for i, record in enumerate(records)]
+        lines = [encode_payload(first + i, payload) for i, payload in enumerate(payloads)]
         pending = bytearray()
         for i, line in enumerate(lines):
             segment_size = self._file.tell() + len(pending)

@@ -24,17 +24,20 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from motebase.gateway.assembly import (
     AggregateResult,
+    Assembled,
     Reading,
+    ReadingBatch,
     RegisteredQuery,
     ResultAssembler,
     ResultPlan,
     Row,
     TupleResult,
     WireResult,
+    expand_rows,
 )
 from motebase.gateway.encoder import encode_query
 from motebase.gateway.plan.model import QueryPlan
@@ -60,6 +63,7 @@ from motebase.gateway.protocol.motebase import add_trailer, parse_status_extensi
 from motebase.gateway.protocol.result import time_sync_ms
 from motebase.gateway.protocol.tos import TOS_HEADER_LEN
 from motebase.gateway.protocol.tuple_lane import ResultDecoder
+from motebase.gateway.protocol.tuple_runs import TupleRun, tuple_runs
 from motebase.gateway.ratecontrol import RateDecision, RateGovernor
 from motebase.gateway.transport.base import LinkStats
 
@@ -277,7 +281,7 @@ class QuerySession:
         #: unmodified TinyDB root (or before any reply).
         self.root: RootInfo | None = None
         self._used_qids: set[int] = set()
-        self._pending: list[Row] = []
+        self._pending: list[Assembled] = []
         self._command_seq = first_command_seq(clock)
         self._notify = notify or log.warning
         self._status_replied = False
@@ -394,7 +398,7 @@ class QuerySession:
                 self._pending.extend(self._receive(self.config.stop_gap_s))
             self._send(packet, required=False)
         self._forget(qid)
-        rows = self._take_pending() + self.assembler.unregister(qid)
+        rows = expand_rows(self._take_pending()) + self.assembler.unregister(qid)
         self._schemas.pop(qid, None)
         return rows
 
@@ -439,6 +443,12 @@ class QuerySession:
 
     def poll(self, timeout: float) -> list[Row]:
         """Wait up to ``timeout`` for packets; return the rows they (and timeouts) completed."""
+        return expand_rows(self.poll_batches(timeout))
+
+    def poll_batches(self, timeout: float) -> list[Assembled]:
+        """:meth:`poll`, with the readings of each run of tuple results in one
+        :class:`ReadingBatch` (columns) rather than a :class:`Reading` each: the way to
+        take results at the serial line's full rate (issue 14)."""
         rows = self._take_pending()
         if _reconnects(self.endpoint) != self._reconnects_seen:
             self._reconnects_seen = _reconnects(self.endpoint)
@@ -460,18 +470,27 @@ class QuerySession:
         now_ms = int((self._clock() - self._root_clock_offset) * 1000)
         return self._root_clock_offset + (now_ms - now_ms % epoch_ms + epoch_ms) / 1000.0
 
-    def _govern(self, rows: list[Row]) -> None:
+    def _govern(self, rows: list[Assembled]) -> None:
         """Feed the rate governors; lower a rate one of them calls for, and say so."""
         for row in reversed(rows):  # the newest stamped tuple: one look on most polls
             if isinstance(row, Reading) and row.node_time is not None:
                 self._root_clock_offset = row.receive_time - row.node_time / 1000.0
                 break
+            if isinstance(row, ReadingBatch) and (stamped := row.node_time.nonzero()[0]).size:
+                newest = int(row.node_time[stamped[-1]])
+                self._root_clock_offset = row.receive_time - newest / 1000.0
+                break
         if not self._governors:
             return
         for row in rows:
             governor = self._governors.get(row.query_id)
-            if governor is not None and isinstance(row, Reading):
+            if governor is None:
+                continue
+            if isinstance(row, Reading):
                 governor.observe(row.epoch, row.node_id)
+            elif isinstance(row, ReadingBatch):
+                for epoch, node in zip(row.epoch.tolist(), row.node_id.tolist(), strict=True):
+                    governor.observe(epoch, node)
         for qid, governor in list(self._governors.items()):
             decision = governor.decide()
             if decision is not None:
@@ -527,19 +546,22 @@ class QuerySession:
 
     def finish(self) -> list[Row]:
         """Close every open aggregate bucket (end of the session)."""
-        return self._take_pending() + self.assembler.flush()
+        return expand_rows(self._take_pending()) + self.assembler.flush()
 
     def close(self) -> None:
         self.endpoint.close()
 
-    def _take_pending(self) -> list[Row]:
+    def _take_pending(self) -> list[Assembled]:
         rows, self._pending = self._pending, []
         return rows
 
-    def _receive(self, timeout: float) -> list[Row]:
-        rows: list[Row] = []
-        for packet in self.endpoint.read_packets(timeout):
-            rows.extend(self._dispatch(packet))
+    def _receive(self, timeout: float) -> list[Assembled]:
+        rows: list[Assembled] = []
+        for item in tuple_runs(self._decoder, self.endpoint.read_packets(timeout)):
+            if isinstance(item, TupleRun):
+                rows.extend(self._on_tuples(item))
+            else:
+                rows.extend(self._dispatch(item))
         return rows
 
     def _dispatch(self, packet: bytes) -> list[Row]:
@@ -563,8 +585,38 @@ class QuerySession:
             self._on_query_request(decoded.body["qid"], decoded.body["qmsgMask"])
         return []
 
-    def _on_result(self, body: dict[str, Any], mhop: dict[str, Any] | None) -> list[Row]:
-        qid = body["qid"]
+    def _on_tuples(self, run: TupleRun) -> list[ReadingBatch]:
+        """A run of tuple results of one query, as :meth:`_dispatch` takes each of them."""
+        if run.am != AmType.QUERY_RESULT:
+            return []
+        if not self.config.promiscuous:
+            for_uart = run.column("header.addr") == UART_ADDR
+            if not for_uart.all():
+                self.counters.not_for_uart += len(run) - int(for_uart.sum())
+                run.select(for_uart)
+                if not len(run):
+                    return []
+        qid = run.qid
+        self._heard(qid)
+        plan = self.assembler.plan_of(qid)
+        if plan is None:
+            self.assembler.stats.unknown_query += len(run)
+            return []
+        if plan.aggregates:  # tuples of an older query that had the same id
+            self.counters.mismatched += len(run)
+            return []
+        names = [f.name for f in plan.fields]
+        values = dict(zip(names, run.values(), strict=False))
+        return self.assembler.add_tuples(
+            qid,
+            run.column("body.epoch"),
+            run.column("mhop.originaddr"),
+            values,
+            run.stamps(),
+            self._clock(),
+        )
+
+    def _heard(self, qid: int) -> None:
         if self._heard_qids is not None:
             self._heard_qids.add(qid)
         if qid in self._last_heard:
@@ -572,6 +624,10 @@ class QuerySession:
             if qid in self._silent:
                 self._silent.discard(qid)
                 self._notify(f"query {qid}: results again")
+
+    def _on_result(self, body: dict[str, Any], mhop: dict[str, Any] | None) -> list[Row]:
+        qid = body["qid"]
+        self._heard(qid)
         plan = self.assembler.plan_of(body["qid"])
         if plan is None:
             self.assembler.stats.unknown_query += 1
@@ -635,6 +691,29 @@ class RowSink(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class BatchSink(Protocol):
+    """A sink that also takes readings in batches (:class:`ReadingBatch`): :func:`deliver`
+    gives it what the session assembled as it is, and rows to any other sink."""
+
+    def write_batches(self, items: Sequence[Assembled]) -> None: ...
+
+
+def deliver(sinks: Sequence[RowSink], items: Sequence[Assembled]) -> None:
+    """Hand what the session assembled to every sink: batches to those that take them,
+    their readings, expanded once, to the others."""
+    if not items:
+        return
+    rows: list[Row] | None = None
+    for sink in sinks:
+        if isinstance(sink, BatchSink):
+            sink.write_batches(items)
+            continue
+        if rows is None:
+            rows = expand_rows(items)
+        sink.write(rows)
+
+
 def run_query(
     session: QuerySession,
     plan: QueryPlan,
@@ -662,7 +741,7 @@ def run_query(
         while deadline is None or session.clock() < deadline:
             if limits.stop is not None and limits.stop.is_set():
                 break
-            _write(sinks, session.poll(poll_s))
+            deliver(sinks, session.poll_batches(poll_s))
             seen = session.assembler.epochs_seen(query.query_id)
             if wanted is not None and seen is not None and seen[1] >= seen[0] + wanted:
                 break
@@ -672,7 +751,7 @@ def run_query(
             if stop_at_end:
                 rows = session.stop_query(query.query_id)
         finally:
-            _write(sinks, rows + session.finish())
+            deliver(sinks, rows + session.finish())
             for sink in sinks:
                 sink.close()
     return query
@@ -684,9 +763,3 @@ def _wanted_epochs(plan: QueryPlan, limits: RunLimits) -> int | None:
     if plan.epoch_ms is None:
         return 1
     return plan.num_epochs
-
-
-def _write(sinks: Sequence[RowSink], rows: Sequence[Row]) -> None:
-    if rows:
-        for sink in sinks:
-            sink.write(rows)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+import numpy as np
 from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
@@ -23,13 +24,16 @@ from rich.text import Text
 
 from motebase.gateway.assembly import (
     AggregateRow,
+    Assembled,
     AssemblyStats,
     Reading,
+    ReadingBatch,
     RegisteredQuery,
     ResultPlan,
     Row,
 )
 from motebase.gateway.console import end_live
+from motebase.gateway.logfiles import record_payload
 from motebase.gateway.resultlog import ResultLog
 
 Record = dict[str, Any]
@@ -98,6 +102,48 @@ def row_records(row: Row) -> list[Record]:
     ]
 
 
+def batch_lines(batch: ReadingBatch, *, sort_keys: bool, separators: tuple[str, str]) -> list[str]:
+    """``json.dumps(row_records(reading)[0], ...)`` of each reading of ``batch``, spelled
+    the same, from one ``%`` template per batch and its columns as JSON text: no record
+    dict per reading. tests/test_sinks_batches.py holds it to json.dumps."""
+    marks = {name: f"\x00{name}\x00" for name in ("epoch", "node_id", "epoch_time", "node_time")}
+    value_marks = {name: f"\x00value {i}\x00" for i, name in enumerate(batch.values)}
+    record = {
+        "kind": "reading",
+        "query_id": batch.query_id,
+        "epoch": marks["epoch"],
+        "node_id": marks["node_id"],
+        "epoch_time": marks["epoch_time"],
+        "receive_time": batch.receive_time,
+        "node_time": marks["node_time"],
+        "values": value_marks,
+    }
+    text = json.dumps(record, sort_keys=sort_keys, separators=separators).replace("%", "%%")
+    n = len(batch)
+    texts = {
+        marks["epoch"]: list(map(str, batch.epoch.tolist())),
+        marks["node_id"]: list(map(str, batch.node_id.tolist())),
+        marks["epoch_time"]: list(map(float.__repr__, batch.epoch_time.tolist())),
+        marks["node_time"]: [str(t) if t else "null" for t in batch.node_time.tolist()],
+    }
+    for name, column in batch.values.items():
+        texts[value_marks[name]] = _json_column(column, n)
+    placed = sorted(texts, key=lambda mark: text.index(json.dumps(mark)))
+    for mark in placed:
+        text = text.replace(json.dumps(mark), "%s", 1)
+    return [text % row for row in zip(*(texts[mark] for mark in placed), strict=True)]
+
+
+def _json_column(column: np.ndarray | None, n: int) -> list[str]:
+    """A column of raw values as JSON text: integers, null (NULL in every tuple), hex
+    strings (BYTES, as :func:`_jsonable`)."""
+    if column is None:
+        return ["null"] * n
+    if column.dtype.kind in "iu":
+        return list(map(str, column.tolist()))
+    return [json.dumps(_jsonable(value)) for value in column.tolist()]
+
+
 def _jsonable(value: object) -> object:
     """BYTES attributes travel as hex, as the Spark reader expects."""
     return value.hex() if isinstance(value, (bytes, bytearray)) else value
@@ -113,9 +159,18 @@ class ResultLogSink:
         self._log.append_batch([query_record(query)])
 
     def write(self, rows: Sequence[Row]) -> None:
-        records = [record for row in rows for record in row_records(row)]
-        if records:
-            self._log.append_batch(records)
+        self.write_batches(rows)
+
+    def write_batches(self, items: Sequence[Assembled]) -> None:
+        payloads: list[bytes] = []
+        for item in items:
+            if isinstance(item, ReadingBatch):
+                lines = batch_lines(item, sort_keys=False, separators=(",", ":"))
+                payloads.extend(line.encode("ascii") for line in lines)
+            else:
+                payloads.extend(record_payload(record) for record in row_records(item))
+        if payloads:
+            self._log.append_payloads(payloads)
 
     def close(self) -> None:
         self._log.close()
@@ -152,6 +207,12 @@ def computed_columns(row: Row, plan: ResultPlan) -> Record:
     }
 
 
+def _computes(plan: ResultPlan, batch: ReadingBatch) -> bool:
+    """Whether the batch's rows have :func:`computed_columns`."""
+    references = plan.column_references()
+    return any(references.get(name) not in batch.values for name in plan.output_columns)
+
+
 class JsonLinesSink:
     """One JSON object per log record (:func:`jsonl_records`), to a file or a stream."""
 
@@ -170,9 +231,18 @@ class JsonLinesSink:
         self._plans[query.query_id] = query.plan
 
     def write(self, rows: Sequence[Row]) -> None:
-        for row in rows:
-            for record in jsonl_records(row, self._plans[row.query_id]):
-                self._file.write(json.dumps(record, sort_keys=True) + "\n")
+        self.write_batches(rows)
+
+    def write_batches(self, items: Sequence[Assembled]) -> None:
+        for item in items:
+            plan = self._plans[item.query_id]
+            if isinstance(item, ReadingBatch) and not _computes(plan, item):
+                lines = batch_lines(item, sort_keys=True, separators=(", ", ": "))
+                self._file.write("".join(line + "\n" for line in lines))
+                continue
+            for row in item.readings() if isinstance(item, ReadingBatch) else [item]:
+                for record in jsonl_records(row, plan):
+                    self._file.write(json.dumps(record, sort_keys=True) + "\n")
         self._file.flush()
 
     def close(self) -> None:

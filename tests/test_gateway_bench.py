@@ -37,3 +37,13 @@ def test_bench_writes_its_report(tmp_path: Path) -> None:
     assert report["frames"] == 300
     assert report["mote_decode"]["best_frames_per_s"] > 0
     assert report["naive"]["median_frames_per_s"] > 0
+
+
+def test_rows_bench_writes_its_report(tmp_path: Path) -> None:
+    out = tmp_path / "rows.json"
+    run_bench("gateway_rows.py", "--frames", "300", "--repeat", "1", "--out", str(out), timeout=120)
+    report = json.loads(out.read_text())
+    assert report["frames"] == 300
+    for case in ("batches", "readings", "naive"):
+        assert report[case]["best_frames_per_s"] > 0
+    assert report["batches_over_naive_median"] > 0

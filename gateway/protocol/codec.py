@@ -178,3 +178,26 @@ def require_length(kind: str, data: bytes, size: int, *, field: str = "") -> Non
             field=field,
             offset=len(data),
         )
+
+
+#: struct format codes as numpy's little-endian types: numpy's own ``L`` and ``l`` are C
+#: longs (8 bytes here), struct's standard ones 4.
+_NUMPY_CODES = {
+    "B": "u1",
+    "b": "i1",
+    "H": "u2",
+    "h": "i2",
+    "I": "u4",
+    "i": "i4",
+    "L": "u4",
+    "l": "i4",
+    "Q": "u8",
+    "q": "i8",
+    "f": "f4",
+    "d": "f8",
+}
+
+
+def numpy_code(fmt: str) -> str:
+    """The little-endian numpy type of a construct ``FormatField``'s format (``<H``)."""
+    return "<" + _NUMPY_CODES[fmt.lstrip("<>=!")]

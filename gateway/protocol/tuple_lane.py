@@ -42,11 +42,11 @@ from motebase.gateway.protocol.tos import (
     TosHeader,
 )
 
-_RESULT_AT = TOS_HEADER_LEN + MHOP_HEADER_LEN
+RESULT_AT = TOS_HEADER_LEN + MHOP_HEADER_LEN
 #: Where a packet's qrType is, and where its numFields and notNull end: the shape key's
 #: bytes besides the AM header and the length (TupleLane._shape, csrc/fastlane.c).
-QR_TYPE_AT = _RESULT_AT + (field_offset(QueryResult, ["qrType"]) or 0)
-_TUPLE_AT = _RESULT_AT + (field_offset(QueryResult, ["d"]) or 0)
+QR_TYPE_AT = RESULT_AT + (field_offset(QueryResult, ["qrType"]) or 0)
+_TUPLE_AT = RESULT_AT + (field_offset(QueryResult, ["d"]) or 0)
 NOT_NULL_END = _TUPLE_AT + (field_offset(TupleData, ["fields"]) or 0)
 _RESULT_AMS = (AmType.QUERY_RESULT, AmType.DIRECTED_DATA)
 
@@ -59,7 +59,7 @@ class _NotFlat(Exception):
     """A construct the lane does not flatten: the shape stays with the full decoder."""
 
 
-class _Shape:
+class TupleShape:
     """One shape's structs, JSON template and dict layout, checked against the full
     decoder."""
 
@@ -88,6 +88,13 @@ class _Shape:
         self.unpack_json = _unpacker(leaves, formats, "B")
         self._holes = _hole_offsets(leaves, formats)
         self.unpack = _unpacker(leaves, formats, "s")
+        self.size = len(packet)
+        #: tuple_runs.py's numpy record type of the shape, made there on first use.
+        self.record_type: Any = None
+        #: The flattened layout (path, bytes length or 0, struct code), for that type.
+        self.leaves = [
+            (".".join(path), size, code) for (path, size), code in zip(leaves, formats, strict=True)
+        ]
         self.template = _template(self.am, leaves, self.num_fields)
         self.layout = {
             part: [(path[-1], i) for i, (path, _) in enumerate(leaves) if path[:-1] == (part,)]
@@ -192,9 +199,9 @@ class TupleLane:
     def __init__(self, field_types: Sequence[int] | None, max_payload: int) -> None:
         self.field_types = tuple(field_types) if field_types else DEFAULT_FIELD_TYPES
         self.max_payload = max_payload
-        self._shapes: dict[bytes, _Shape | None] = {}
+        self._shapes: dict[bytes, TupleShape | None] = {}
 
-    def _shape(self, packet: bytes) -> _Shape | None:
+    def _shape(self, packet: bytes) -> TupleShape | None:
         key = packet[2:5] + packet[QR_TYPE_AT : QR_TYPE_AT + 1]
         key += packet[NOT_NULL_END - 5 : NOT_NULL_END] + len(packet).to_bytes(2, "little")
         try:
@@ -203,7 +210,7 @@ class TupleLane:
             shape = self._shapes[key] = self._learn(packet)
             return shape
 
-    def learned(self) -> list[tuple[bytes, _Shape]]:
+    def learned(self) -> list[tuple[bytes, TupleShape]]:
         """The shapes the lane takes, by key (:meth:`_shape`'s)."""
         return [(key, shape) for key, shape in self._shapes.items() if shape is not None]
 
@@ -211,6 +218,10 @@ class TupleLane:
     def shapes_seen(self) -> int:
         """How many shapes the lane has judged, taken or not: grows when one is learned."""
         return len(self._shapes)
+
+    def shape(self, packet: bytes) -> TupleShape | None:
+        """The packet's shape if the lane takes it."""
+        return self._shape(packet)
 
     def line(self, packet: bytes) -> str | None:
         shape = self._shape(packet)
@@ -220,7 +231,7 @@ class TupleLane:
         shape = self._shape(packet)
         return None if shape is None else shape.decoded(packet)
 
-    def _learn(self, packet: bytes) -> _Shape | None:
+    def _learn(self, packet: bytes) -> TupleShape | None:
         if (
             len(packet) < NOT_NULL_END
             or packet[2] not in _RESULT_AMS
@@ -228,7 +239,7 @@ class TupleLane:
         ):
             return None
         try:
-            shape = _Shape(packet, self.field_types)
+            shape = TupleShape(packet, self.field_types)
             full = decode_packet(packet, field_types=self.field_types, max_payload=self.max_payload)
             same = shape.decoded(packet) == full
             same = same and json.dumps(full.to_json_dict()) == shape.line(packet)
@@ -247,14 +258,26 @@ class ResultDecoder:
         self._lanes: dict[tuple[int, ...], TupleLane] = {}
 
     def decode(self, packet: bytes) -> DecodedPacket:
-        if len(packet) > _RESULT_AT and packet[2] in _RESULT_AMS:
-            schema = self.schemas.get(packet[_RESULT_AT])
-            types = DEFAULT_FIELD_TYPES if schema is None else schema.field_types
-            if types:
-                lane = self._lanes.get(types)
-                if lane is None:
-                    lane = self._lanes[types] = TupleLane(types, TINYDB_PAYLOAD_LEN)
-                decoded = lane.decoded(packet)
-                if decoded is not None:
-                    return decoded
+        lane = self._lane(packet)
+        if lane is not None:
+            decoded = lane.decoded(packet)
+            if decoded is not None:
+                return decoded
         return decode_packet(packet, schemas=self.schemas)
+
+    def shape_of(self, packet: bytes) -> TupleShape | None:
+        """The packet's shape if a lane takes it (:mod:`.tuple_runs` groups by it)."""
+        lane = self._lane(packet)
+        return None if lane is None else lane.shape(packet)
+
+    def _lane(self, packet: bytes) -> TupleLane | None:
+        if len(packet) <= RESULT_AT or packet[2] not in _RESULT_AMS:
+            return None
+        schema = self.schemas.get(packet[RESULT_AT])
+        types = DEFAULT_FIELD_TYPES if schema is None else schema.field_types
+        if not types:
+            return None
+        lane = self._lanes.get(types)
+        if lane is None:
+            lane = self._lanes[types] = TupleLane(types, TINYDB_PAYLOAD_LEN)
+        return lane
