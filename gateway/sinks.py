@@ -10,6 +10,7 @@ columns the record does not already carry (computed or renamed ones).
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -102,36 +103,52 @@ def row_records(row: Row) -> list[Record]:
     ]
 
 
-def batch_lines(batch: ReadingBatch, *, sort_keys: bool, separators: tuple[str, str]) -> list[str]:
-    """``json.dumps(row_records(reading)[0], ...)`` of each reading of ``batch``, spelled
-    the same, from one ``%`` template per batch and its columns as JSON text: no record
-    dict per reading. tests/test_sinks_batches.py holds it to json.dumps."""
-    marks = {name: f"\x00{name}\x00" for name in ("epoch", "node_id", "epoch_time", "node_time")}
-    value_marks = {name: f"\x00value {i}\x00" for i, name in enumerate(batch.values)}
-    record = {
-        "kind": "reading",
-        "query_id": batch.query_id,
-        "epoch": marks["epoch"],
-        "node_id": marks["node_id"],
-        "epoch_time": marks["epoch_time"],
-        "receive_time": batch.receive_time,
-        "node_time": marks["node_time"],
-        "values": value_marks,
-    }
-    text = json.dumps(record, sort_keys=sort_keys, separators=separators).replace("%", "%%")
-    n = len(batch)
-    texts = {
-        marks["epoch"]: list(map(str, batch.epoch.tolist())),
-        marks["node_id"]: list(map(str, batch.node_id.tolist())),
-        marks["epoch_time"]: list(map(float.__repr__, batch.epoch_time.tolist())),
-        marks["node_time"]: [str(t) if t else "null" for t in batch.node_time.tolist()],
-    }
-    for name, column in batch.values.items():
-        texts[value_marks[name]] = _json_column(column, n)
-    placed = sorted(texts, key=lambda mark: text.index(json.dumps(mark)))
-    for mark in placed:
-        text = text.replace(json.dumps(mark), "%s", 1)
-    return [text % row for row in zip(*(texts[mark] for mark in placed), strict=True)]
+class ReadingLines:
+    """``json.dumps(row_records(reading)[0], ...)`` of each reading of a batch, spelled the
+    same, from a ``%`` template and the batch's columns as JSON text: no record dict per
+    reading. One template per query and set of fields, kept: a sink polled often gets
+    small batches. tests/test_session_batches.py holds the lines to json.dumps's."""
+
+    _SCALARS = ("epoch", "node_id", "epoch_time", "receive_time", "node_time")
+
+    def __init__(self, *, sort_keys: bool, separators: tuple[str, str]) -> None:
+        self._dumps = functools.partial(json.dumps, sort_keys=sort_keys, separators=separators)
+        self._templates: dict[tuple[int, tuple[str, ...]], tuple[str, list[str]]] = {}
+
+    def lines(self, batch: ReadingBatch) -> list[str]:
+        names = tuple(batch.values)
+        key = (batch.query_id, names)
+        template = self._templates.get(key)
+        if template is None:
+            template = self._templates[key] = self._template(batch.query_id, names)
+        text, order = template
+        n = len(batch)
+        texts = {
+            "epoch": list(map(str, batch.epoch.tolist())),
+            "node_id": list(map(str, batch.node_id.tolist())),
+            "epoch_time": list(map(float.__repr__, batch.epoch_time.tolist())),
+            "receive_time": [json.dumps(batch.receive_time)] * n,
+            "node_time": [str(t) if t else "null" for t in batch.node_time.tolist()],
+        }
+        for name, column in batch.values.items():
+            texts[f"value {name}"] = _json_column(column, n)
+        return [text % row for row in zip(*(texts[hole] for hole in order), strict=True)]
+
+    def _template(self, query_id: int, names: tuple[str, ...]) -> tuple[str, list[str]]:
+        """The line with a ``%s`` per hole, and the holes in the order they come."""
+        marks = {hole: f"\x00{hole}\x00" for hole in self._SCALARS}
+        marks.update({f"value {name}": f"\x00value {name}\x00" for name in names})
+        record = {
+            "kind": "reading",
+            "query_id": query_id,
+            **{hole: marks[hole] for hole in self._SCALARS},
+            "values": {name: marks[f"value {name}"] for name in names},
+        }
+        text = self._dumps(record).replace("%", "%%")
+        order = sorted(marks, key=lambda hole: text.index(json.dumps(marks[hole])))
+        for hole in order:
+            text = text.replace(json.dumps(marks[hole]), "%s", 1)
+        return text, order
 
 
 def _json_column(column: np.ndarray | None, n: int) -> list[str]:
@@ -154,6 +171,7 @@ class ResultLogSink:
 
     def __init__(self, log: ResultLog) -> None:
         self._log = log
+        self._lines = ReadingLines(sort_keys=False, separators=(",", ":"))
 
     def start(self, query: RegisteredQuery) -> None:
         self._log.append_batch([query_record(query)])
@@ -165,8 +183,7 @@ class ResultLogSink:
         payloads: list[bytes] = []
         for item in items:
             if isinstance(item, ReadingBatch):
-                lines = batch_lines(item, sort_keys=False, separators=(",", ":"))
-                payloads.extend(line.encode("ascii") for line in lines)
+                payloads.extend(line.encode("ascii") for line in self._lines.lines(item))
             else:
                 payloads.extend(record_payload(record) for record in row_records(item))
         if payloads:
@@ -226,6 +243,7 @@ class JsonLinesSink:
             else target
         )
         self._plans: dict[int, ResultPlan] = {}  # by query id: one sink may serve several
+        self._lines = ReadingLines(sort_keys=True, separators=(", ", ": "))
 
     def start(self, query: RegisteredQuery) -> None:
         self._plans[query.query_id] = query.plan
@@ -237,8 +255,7 @@ class JsonLinesSink:
         for item in items:
             plan = self._plans[item.query_id]
             if isinstance(item, ReadingBatch) and not _computes(plan, item):
-                lines = batch_lines(item, sort_keys=True, separators=(", ", ": "))
-                self._file.write("".join(line + "\n" for line in lines))
+                self._file.write("".join(line + "\n" for line in self._lines.lines(item)))
                 continue
             for row in item.readings() if isinstance(item, ReadingBatch) else [item]:
                 for record in jsonl_records(row, plan):
