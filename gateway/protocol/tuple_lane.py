@@ -86,14 +86,16 @@ class TupleShape:
             _flatten_into(value, ("body", "d", "values", str(i)), leaves, formats)
         # Bytes a byte at a time for the JSON's %02x, whole for the dicts.
         self.unpack_json = _unpacker(leaves, formats, "B")
-        self._holes = _hole_offsets(leaves, formats)
+        offsets = _leaf_offsets(leaves, formats)
+        self._holes = _hole_offsets(leaves, formats, offsets)
         self.unpack = _unpacker(leaves, formats, "s")
         self.size = len(packet)
         #: tuple_runs.py's numpy record type of the shape, made there on first use.
         self.record_type: Any = None
-        #: The flattened layout (path, bytes length or 0, struct code), for that type.
+        #: The flattened layout (path, offset, bytes length or 0, struct code), for that type.
         self.leaves = [
-            (".".join(path), size, code) for (path, size), code in zip(leaves, formats, strict=True)
+            (".".join(path), at, size, code)
+            for (path, size), code, at in zip(leaves, formats, offsets, strict=True)
         ]
         self.template = _template(self.am, leaves, self.num_fields)
         self.layout = {
@@ -137,16 +139,25 @@ def _unpacker(
     return struct.Struct("<" + "".join(codes)).unpack_from
 
 
-def _hole_offsets(leaves: list[_Leaf], formats: list[str]) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
+def _leaf_offsets(leaves: list[_Leaf], formats: list[str]) -> list[int]:
+    """Where each leaf starts in the packet (little-endian, no padding)."""
+    out: list[int] = []
     at = 0
     for (_, size), code in zip(leaves, formats, strict=True):
+        out.append(at)
+        at += size or struct.calcsize("<" + code)
+    return out
+
+
+def _hole_offsets(
+    leaves: list[_Leaf], formats: list[str], offsets: list[int]
+) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    for (_, size), code, at in zip(leaves, formats, offsets, strict=True):
         if size:
             out.extend((at + k, "x") for k in range(size))
-            at += size
         else:
             out.append((at, code))
-            at += struct.calcsize("<" + code)
     return out
 
 

@@ -15,7 +15,6 @@ numpy is imported here and not by tuple_lane.py: ``mote decode`` starts without 
 from __future__ import annotations
 
 import itertools
-import struct
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,13 +46,9 @@ def record_dtype(shape: TupleShape) -> np.dtype:
     (``mhop.originaddr``, ``body.d.values.0``), bytes leaves as ``V`` fields."""
     dtype = shape.record_type
     if dtype is None:
-        names, types, offsets = [], [], []
-        at = 0
-        for name, size, code in shape.leaves:
-            names.append(name)
-            offsets.append(at)
-            types.append(f"V{size}" if size else numpy_code(code))
-            at += size or struct.calcsize("<" + code)
+        names = [name for name, _, _, _ in shape.leaves]
+        offsets = [at for _, at, _, _ in shape.leaves]
+        types = [f"V{size}" if size else numpy_code(code) for _, _, size, code in shape.leaves]
         dtype = np.dtype(
             {"names": names, "formats": types, "offsets": offsets, "itemsize": shape.size}
         )
