@@ -9,10 +9,11 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Iterator
-from importlib.metadata import entry_points
+from importlib.metadata import distributions, entry_points
 from pathlib import Path
 
 import click
@@ -20,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 from scripted_mote import ScriptedMote, TinyDBRoot, tuple_packet
 
-from motebase.gateway.cli.main import build_cli
+from motebase.gateway.cli.main import build_cli, load, own_entry_points
 from motebase.gateway.cli.params import PLATFORMS, Duration, parse_duration
 from motebase.gateway.console import UNBOUNDED_WIDTH, make_console
 from motebase.gateway.protocol import AmType, parse_query_message, parse_tos_packet
@@ -518,6 +519,35 @@ def test_every_entry_point_loads_the_command_it_is_named_after() -> None:
     assert {"decode", "emulate", "query", "run", "spark"} <= names
 
 
+def test_own_entry_points_are_what_importlib_metadata_reads() -> None:
+    site = Path(sysconfig.get_paths()["purelib"])  # where pip installed motebase
+    (installed,) = (d for d in distributions(path=[str(site)]) if d.name == "motebase")
+    assert own_entry_points(site) == {
+        ep.name: ep.value for ep in installed.entry_points.select(group="motebase.commands")
+    }
+
+
+def test_own_entry_points_leave_what_they_cannot_read_to_importlib(tmp_path: Path) -> None:
+    def site_with(*infos: tuple[str, str]) -> Path:
+        site = tmp_path / str(len(list(tmp_path.iterdir())))
+        for name, text in infos:
+            (site / name).mkdir(parents=True)
+            (site / name / "entry_points.txt").write_text(text)
+        return site
+
+    group = "[console_scripts]\nmote = x:y\n\n[motebase.commands]\ndecode = a.b:c\nlog = a.d:e.f\n"
+    assert own_entry_points(site_with(("motebase-0.1.0.dist-info", group))) == {
+        "decode": "a.b:c",
+        "log": "a.d:e.f",
+    }
+    assert own_entry_points(site_with()) == {}  # a checkout: no dist-info
+    two = (("motebase-0.1.0.dist-info", group), ("motebase-0.2.0.dist-info", group))
+    assert own_entry_points(site_with(*two)) == {}  # which one is installed is not ours to say
+    extras = "[motebase.commands]\ndecode = a.b:c [extra]\n"
+    assert own_entry_points(site_with(("motebase-0.1.0.dist-info", extras))) == {}
+    assert load("motebase.gateway.cli.main:build_cli") is build_cli
+
+
 def test_a_command_imports_only_what_it_runs(tmp_path: Path) -> None:
     # `mote decode` loads its own module, not the emulator, Spark or numpy: each
     # command is imported only when run (gateway/cli/main.py).
@@ -529,7 +559,11 @@ def test_a_command_imports_only_what_it_runs(tmp_path: Path) -> None:
         "except SystemExit:\n"
         "    pass\n"
         "heavy = ('numpy', 'pyspark', 'motebase.emu', 'motebase.spark',"
-        " 'motebase.gateway.session')\n"
+        " 'motebase.gateway.session', 'motebase.gateway.tinysql', 'serial')\n"
+        # Installed (not a checkout on PYTHONPATH), the command is found in motebase's own
+        # entry_points.txt, without importlib.metadata.
+        "from motebase.gateway.cli.main import own_entry_points\n"
+        "heavy += ('importlib.metadata', 'socket') if own_entry_points() else ()\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)), file=sys.stderr)\n"
     )
     hex_line = "7e00f0"  # a truncated packet: reported, not decoded

@@ -31,11 +31,10 @@ from motebase.gateway.protocol import (
 )
 from motebase.gateway.protocol.tos import TINYDB_PAYLOAD_LEN
 from motebase.gateway.protocol.tuple_lane import TupleLane
-from motebase.gateway.transport import Endpoint, open_endpoint, platform_baud
-from motebase.gateway.transport.url import is_sf_url
 
 if TYPE_CHECKING:
     from motebase.gateway.capture import CaptureWriter
+    from motebase.gateway.transport import Endpoint
 
 _PROTOCOL_BYTES = {int(p) for p in Protocol}
 
@@ -266,6 +265,9 @@ def listen_cmd(
     decoder = _Decoder(field_types, TINYDB_PAYLOAD_LEN, out, sys.stderr)
     capture = capture_for(save, url, platform, baud)
     tap = None if capture is None else capture.received
+    # The links (pyserial, sockets) load here: `mote decode` of a file needs none of them.
+    from motebase.gateway.transport import open_endpoint
+
     try:
         endpoint = open_endpoint(url, platform, baud, reconnect=reconnect, tap=tap)
     except (OSError, ValueError) as exc:
@@ -301,6 +303,9 @@ def capture_for(
     """The capture ``--save`` asks for, of `mote listen` and `mote query` alike."""
     if save is None:
         return None
+    from motebase.gateway.transport import platform_baud
+    from motebase.gateway.transport.url import is_sf_url
+
     if is_sf_url(url):
         raise click.BadParameter(
             "a SerialForwarder carries packets, not the serial line's bytes: capture at "
