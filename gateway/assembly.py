@@ -188,12 +188,7 @@ class ReadingBatch:
         n = len(self)
         columns = [[None] * n if v is None else v.tolist() for v in self.values.values()]
         rows = zip(*columns, strict=True) if columns else [()] * n
-        # A select list of the attributes themselves, in their order, projects to a copy.
-        references = self.plan.column_references()
-        plain = list(self.plan.output_columns) == names and all(
-            references.get(name) == name for name in names
-        )
-        project = dict if plain else self.plan.project
+        project = self.plan.project
         receive_time, query_id = self.receive_time, self.query_id
         # A frozen dataclass's __init__ sets each field through object.__setattr__: ~6 us
         # a row, most of the cost here. Its fields go into the instance dict at once

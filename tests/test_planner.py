@@ -461,6 +461,31 @@ def test_select_list_arithmetic_is_a_post_projection() -> None:
     assert "applied by the gateway" in explain(plan)
 
 
+@pytest.mark.parametrize(
+    ("sql", "row", "columns"),
+    [
+        # the select list is the row: a copy (QueryPlan._copied_columns)
+        ("SELECT nodeid, light", {"nodeid": 3, "light": None}, {"nodeid": 3, "light": None}),
+        # the same names in another order, or more names than columns: evaluated
+        ("SELECT light, nodeid", {"nodeid": 3, "light": 9}, {"light": 9, "nodeid": 3}),
+        ("SELECT light WHERE temp > 5", {"light": 9, "temp": 7}, {"light": 9}),
+        ("SELECT light AS a, light AS b", {"light": 9}, {"a": 9, "b": 9}),
+        ("SELECT light, light * 2", {"light": 9}, {"light": 9, "light * 2": 18}),
+        ("SELECT MAX(light)", {"MAX(light)": 4}, {"MAX(light)": 4}),
+    ],
+)
+def test_project_gives_the_columns_in_select_order(
+    sql: str, row: dict[str, int | None], columns: dict[str, int | None]
+) -> None:
+    plan = compile_query(sql)
+    projected = plan.project(row)
+    assert projected == columns
+    assert list(projected) == list(columns)
+    assert projected is not row
+    evaluated = {column.name: column.value.evaluate(row) for column in plan.outputs}
+    assert list(evaluated.items()) == list(projected.items())
+
+
 def test_having_with_an_aggregate_outside_the_select_list() -> None:
     plan = compile_query(
         "SELECT AVG(light), nodeid FROM sensors GROUP BY nodeid "
