@@ -175,13 +175,22 @@ def _wire_reader(wire_type: int) -> Callable[[int], int | bytes | str]:
 # --- samples --------------------------------------------------------------------------------
 
 
-def samples_from(observations: np.ndarray, qid: int, since_us: int = 0) -> list[Sample]:
-    """The SAMPLED reports of query ``qid`` made at or after ``since_us``."""
-    picked = observations[
+def sampled(observations: np.ndarray, qid: int, since_us: int = 0) -> np.ndarray:
+    """The SAMPLED observations of query ``qid`` made at or after ``since_us``."""
+    return observations[
         (observations["kind"] == OBS_SAMPLED)
         & (observations["qid"] == qid)
         & (observations["t_us"] >= since_us)
     ]
+
+
+def samples_from(observations: np.ndarray, qid: int, since_us: int = 0) -> list[Sample]:
+    """The SAMPLED reports of query ``qid`` made at or after ``since_us``."""
+    return samples_of(sampled(observations, qid, since_us))
+
+
+def samples_of(picked: np.ndarray) -> list[Sample]:
+    """SAMPLED observations (:func:`sampled`) as samples, in their order."""
     # Whole columns to Python ints at once, not a numpy scalar per field of every sample
     # (issue 14: a 1,000-node run's truth holds ~480,000 samples).
     columns = (picked[name].tolist() for name in ("node", "epoch", "t_us", "status", "have"))
