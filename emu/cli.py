@@ -223,7 +223,12 @@ def _run_experiment(
     adapt_rate: bool = False,
 ) -> None:
     """The gateway in this process, in virtual time: results, and the truth beside them."""
-    from motebase.emu.experiment import QueryRun, run_experiment, write_truth
+    from motebase.emu.experiment import (
+        QueryRun,
+        aggregate_agreement,
+        run_experiment,
+        write_truth,
+    )
     from motebase.gateway.resultlog import LogCorruptError, LogLockedError
     from motebase.gateway.sinks import file_sinks
     from motebase.gateway.tinysql import TinySQLError
@@ -260,6 +265,14 @@ def _run_experiment(
             f"{len(outcome.truth.rows)} in the truth, complete through epoch "
             f"{outcome.complete_through}: {outcome.query.sql}"
         )
+        agreement = aggregate_agreement(experiment, outcome)
+        if agreement is not None and agreement.values:
+            # Row counts alone hid a COUNT of 5 where 100 nodes sampled (past capacity).
+            console.print(
+                f"  values exact: {agreement.exact_values} of {agreement.values} "
+                f"({agreement.exact_fraction or 0.0:.1%}), mean absolute error "
+                f"{agreement.mean_abs_error or 0.0:g} (`mote accuracy` has the rest)"
+            )
     written = ["stdout" if p == STDOUT else str(p) for p in (out, truth, log) if p is not None]
     console.print(f"{experiment.virtual_s:.1f} s of virtual time; wrote {', '.join(written)}")
 

@@ -38,6 +38,7 @@ from motebase.emu.truth import (
     samples_of,
 )
 from motebase.emu.virtual_link import VirtualEndpoint
+from motebase.gateway.accuracy import AggregateAccuracy, compare
 from motebase.gateway.assembly import Assembled, Reading, RegisteredQuery, Row, expand_rows
 from motebase.gateway.plan import compile_query
 from motebase.gateway.plan.capacity import epoch_intervals
@@ -416,26 +417,38 @@ def truth_header(outcome: QueryOutcome, nodes: int) -> dict[str, Any]:
 def truth_records(experiment: Experiment) -> list[dict[str, Any]]:
     """Every query's truth: its ``truth`` header, then its rows in the results' own
     schema (``mote query --out``), readings with the node's ``depth``."""
-    records: list[dict[str, Any]] = []
-    for outcome in experiment.outcomes:
-        assert outcome.truth is not None
-        records.append(truth_header(outcome, experiment.nodes))
-        for row in outcome.truth.rows:
-            for record in jsonl_records(row, outcome.query.plan):
-                if isinstance(row, Reading):
-                    record["depth"] = outcome.depth.get((row.node_id, row.epoch))
-                records.append(record)
+    return [r for o in experiment.outcomes for r in _truth_records_of(o, experiment.nodes)]
+
+
+def _truth_records_of(outcome: QueryOutcome, nodes: int) -> list[dict[str, Any]]:
+    assert outcome.truth is not None
+    records = [truth_header(outcome, nodes)]
+    for row in outcome.truth.rows:
+        for record in jsonl_records(row, outcome.query.plan):
+            if isinstance(row, Reading):
+                record["depth"] = outcome.depth.get((row.node_id, row.epoch))
+            records.append(record)
     return records
 
 
 def result_records(experiment: Experiment) -> list[dict[str, Any]]:
     """The rows every query delivered, as ``mote query --out`` writes them."""
-    return [
-        record
-        for o in experiment.outcomes
-        for row in o.rows
-        for record in jsonl_records(row, o.query.plan)
-    ]
+    return [r for o in experiment.outcomes for r in _result_records_of(o)]
+
+
+def _result_records_of(outcome: QueryOutcome) -> list[dict[str, Any]]:
+    return [r for row in outcome.rows for r in jsonl_records(row, outcome.query.plan)]
+
+
+def aggregate_agreement(experiment: Experiment, outcome: QueryOutcome) -> AggregateAccuracy | None:
+    """How an aggregate query's delivered values agree with its truth, as `mote accuracy`
+    reports them; None for a tuple query. Cheap: a row an epoch and group, where a tuple
+    query's comparison would go through every reading."""
+    if not outcome.query.plan.is_aggregate:
+        return None
+    truth = _truth_records_of(outcome, experiment.nodes)
+    report = compare(_result_records_of(outcome), truth).queries[outcome.query.query_id]
+    return report if isinstance(report, AggregateAccuracy) else None
 
 
 def write_truth(target: Path | IO[str], experiment: Experiment) -> None:

@@ -474,6 +474,39 @@ def test_command_json_is_plain(tmp_path: Path) -> None:
 # --- end to end -----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("args", "exact"),
+    [
+        # lossless, with a tuple query beside it: every epoch's COUNT and MAX exact
+        (("--nodes", "9", "--lossless", "--query", "SELECT nodeid SAMPLE PERIOD 4s"), True),
+        # past capacity at 1 s (docs/accuracy.md): records lost, COUNT far under 100
+        (("--nodes", "100"), False),
+    ],
+)
+def test_emulate_says_how_an_aggregates_values_agree_with_the_truth(
+    tmp_path: Path, args: tuple[str, ...], exact: bool
+) -> None:
+    results, truth = tmp_path / "r.jsonl", tmp_path / "t.jsonl"
+    sql = "SELECT COUNT(*), MAX(light) SAMPLE PERIOD 1s"
+    run = CliRunner().invoke(
+        build_cli(),
+        [
+            *("emulate", "--query", sql, *args, "--epochs", "12"),
+            *("--out", str(results), "--truth", str(truth)),
+        ],
+    )
+    assert run.exit_code == 0, run.output
+    q = json.loads(accuracy(str(results), str(truth), "--json").output)["1"]
+    fraction = f"{q['exact_fraction']:.1%}"
+    said = f"values exact: {q['exact_values']} of {q['values']} ({fraction}), mean absolute error"
+    lines = run.output.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("query 1:")]
+    assert lines[at + 1].strip().startswith(said), run.output
+    assert sum(line.strip().startswith("values exact") for line in lines) == 1
+    assert q["values"] == 2 * q["complete_through"] > 0
+    assert (q["exact_values"] == q["values"]) is exact
+
+
 def test_emulated_run_compares_end_to_end(tmp_path: Path) -> None:
     results, truth = tmp_path / "r.jsonl", tmp_path / "t.jsonl"
     sql = "SELECT nodeid, light FROM sensors EPOCH DURATION 1024"
