@@ -18,7 +18,6 @@ nodes that keep running a stopped query show up in the observations.
 
 from __future__ import annotations
 
-import bisect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -125,12 +124,9 @@ class _Routes:
         self.times.append(net.now_us)
         self.depths.append(net.routing().depth.copy())
 
-    def depth(self, mote_id: int, t_us: int) -> int:
-        i = max(0, bisect.bisect_right(self.times, t_us) - 1)
-        return int(self.depths[i][node_index(mote_id)]) if self.depths else 0xFF
-
     def depths_at(self, motes: np.ndarray, t_us: np.ndarray) -> np.ndarray:
-        """:meth:`depth` of each (mote, time) pair, as an array."""
+        """Each mote's depth in the last snapshot taken at or before its time (the first
+        snapshot for an earlier time; 0xFF, no route, before any snapshot)."""
         out = np.full(len(motes), 0xFF, dtype=np.int64)
         if not self.depths or not len(motes):
             return out
@@ -340,7 +336,7 @@ class _Runner:
         np.maximum.at(latest, inverse, t_us)
         for i in np.argsort(first_at, kind="stable").tolist():  # in order of first sample
             outcome.node_epochs[int(ids[i])] = (int(first[i]), int(last[i]))
-            outcome.last_sample_ms[int(ids[i])] = max(0.0, int(latest[i]) / 1000.0)
+            outcome.last_sample_ms[int(ids[i])] = int(latest[i]) / 1000.0
         depths = self.routes.depths_at(node, t_us)
         outcome.depth.update(
             zip(zip(node.tolist(), epoch.tolist(), strict=True), depths.tolist(), strict=True)

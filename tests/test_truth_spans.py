@@ -6,6 +6,7 @@ samples before the first route snapshot and after the last."""
 
 from __future__ import annotations
 
+import bisect
 from types import SimpleNamespace
 from typing import Any
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from motebase.emu.experiment import _Routes, _Runner
-from motebase.emu.network import OBSERVATION_DTYPE, mote_id
+from motebase.emu.network import OBSERVATION_DTYPE, mote_id, node_index
 from motebase.emu.truth import OBS_SAMPLED, samples_of
 
 
@@ -41,7 +42,10 @@ def one_at_a_time(outcome: Any, picked: np.ndarray, known: _Routes) -> None:
         outcome.last_sample_ms[sample.node] = max(
             outcome.last_sample_ms.get(sample.node, 0.0), sample.t_us / 1000.0
         )
-        outcome.depth[(sample.node, sample.epoch)] = known.depth(sample.node, sample.t_us)
+        # the lookup _Routes.depth made per sample before depths_at
+        i = max(0, bisect.bisect_right(known.times, sample.t_us) - 1)
+        depth = int(known.depths[i][node_index(sample.node)]) if known.depths else 0xFF
+        outcome.depth[(sample.node, sample.epoch)] = depth
 
 
 def blank() -> Any:
