@@ -265,7 +265,7 @@ static uint8_t record_queued(const mote_state *st)
     return next && next->urgent;
 }
 
-uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value)
+uint8_t tx_queue_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value)
 {
     if (st->id == MOTE_ROOT_ID) {
         uint8_t pkt[TOS_MSG_MAX];
@@ -277,6 +277,13 @@ uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t va
         return 0;
     if (qr[QR_OFF_TYPE] == QR_AGG_RECORD)
         record_first(st);
+    return 1;
+}
+
+uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value)
+{
+    if (!tx_queue_result(st, qr, origin, value))
+        return 0;
     tx_pump(st);
     return 1;
 }

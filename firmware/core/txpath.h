@@ -55,6 +55,8 @@ void tx_uart(mote_state *st, uint8_t am, const uint8_t *data, uint8_t len);
  * `value` is what the DELTA policy scores. Returns 1 if accepted.
  */
 uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value);
+/* The same without starting the radio: the caller queues more, then calls tx_pump. */
+uint8_t tx_queue_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t value);
 
 /* Whether queued tuples are packed several to an entry (txpath.c, pack_tuple): under
  * NAIVE, for a parent that takes bundles. */
