@@ -77,6 +77,29 @@ def test_issue10_table_runs_its_cases_and_judges_the_targets(tmp_path: Path) -> 
     assert "| select25_2s | yield |" in done.stdout and "| count25 | count |" in done.stdout
 
 
+def test_beside_table_runs_an_aggregate_beside_a_select(tmp_path: Path) -> None:
+    """bench/beside.py on two cases, one seed, a few epochs: the JSON holds each metric per
+    seed, a COUNT case its error and a MAX case none, and the table prints both rows."""
+    out = tmp_path / "beside.json"
+    done = run_bench(
+        "beside.py",
+        *("--cases", "pair25,max25_2s", "--seeds", "1", "--epochs", "4"),
+        *("--jobs", "1", "--out", str(out)),
+        timeout=240,
+    )
+    cases = json.loads(out.read_text())["cases"]
+    assert list(cases) == ["pair25", "max25_2s"]
+    (error,) = cases["pair25"]["count_error"]["per_seed"]
+    assert 0.0 <= error <= 25.0
+    assert cases["max25_2s"]["count_error"] == {"per_seed": [None], "mean": None}  # no COUNT
+    for case in cases.values():
+        for metric in ("exact", "aggregate_sampled", "tuple_yield", "tuple_sampled"):
+            (value,) = case[metric]["per_seed"]
+            assert 0.0 <= value <= 1.0
+        assert case["aggregate_sampled"]["mean"] > 0.0  # the aggregate ran somewhere
+    assert "| pair25 | " in done.stdout and "| max25_2s | " in done.stdout
+
+
 def test_emulate_e2e_times_the_command_and_profiles_its_stages(tmp_path: Path) -> None:
     """bench/emulate_e2e.py --quick on two "trees" (the installed package twice): each
     radio's rows written, identical bytes from both, rates, and a profile that finds every
