@@ -72,7 +72,8 @@ static uint8_t node_awake(const mote_state *st, uint32_t now)
         st->radio_busy || st->listening || st->waiting || !sched_due(st->hold_until, now) ||
         !sched_due(st->ctl_hold_until, now))
         return 1;
-    if (seeking_route(st) || in_parent_down_slot(st, now) || run_relays_tuples(st))
+    if (seeking_route(st) || in_parent_down_slot(st, now) || run_relays_tuples(st) ||
+        run_asks_at_once(st))
         return 1;
     return (st->ctl_count && tx_gate(st)) || tx_results_may_go(st, now);
 }

@@ -12,6 +12,20 @@ uint8_t run_any(const mote_state *st)
     return 0;
 }
 
+uint8_t run_assembling(const mote_state *st)
+{
+    uint8_t i;
+    for (i = 0; i < QUERY_SLOTS; i++)
+        if (st->queries.slot[i].status == QUERY_ASSEMBLING)
+            break;
+    return i;
+}
+
+uint8_t run_asks_at_once(const mote_state *st)
+{
+    return run_tuples_running(st) && run_assembling(st) < QUERY_SLOTS;
+}
+
 uint8_t run_slot_of(const mote_state *st, uint8_t qid)
 {
     uint8_t slot = qtable_find(&st->queries, qid);

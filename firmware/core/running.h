@@ -31,6 +31,17 @@ uint8_t run_slot_of(const mote_state *st, uint8_t qid);
 uint8_t run_tuples_running(const mote_state *st);
 uint8_t run_relays_tuples(const mote_state *st);
 
+/* The first slot of a query still missing parts (core/sharing.h), else QUERY_SLOTS. */
+uint8_t run_assembling(const mote_state *st);
+
+/*
+ * A query still misses parts while a tuple query runs: the parent relays our tuples,
+ * so it listens all along. The node asks for the parts at once and stays awake for
+ * them, where it would ask at its transmit time and sleep till then -- beside a tuple
+ * query that took one hop an epoch of that query (the parts' flood is lossy).
+ */
+uint8_t run_asks_at_once(const mote_state *st);
+
 /* An aggregate query runs: records go by the slot schedule, timed by depth. */
 uint8_t run_aggregates_running(const mote_state *st);
 /* The running query slots with (has_agg 1) or without aggregates, a bit per slot. */

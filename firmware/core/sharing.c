@@ -4,6 +4,7 @@
 #include "../query/rebuild.h"
 #include "../query/trailer.h"
 #include "clock.h"
+#include "running.h"
 #include "schedule.h"
 #include "stops.h"
 #include "txpath.h"
@@ -69,9 +70,8 @@ static void send_request(mote_state *st, uint8_t qid, uint16_t to, uint8_t liste
 uint8_t share_awaiting(const mote_state *st)
 {
     uint8_t i;
-    for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status == QUERY_ASSEMBLING)
-            return 1;
+    if (run_assembling(st) < QUERY_SLOTS)
+        return 1;
     for (i = 0; i < st->ctl_count; i++)
         if (st->ctlq[(st->ctl_head + i) % CTLQ_LEN].bytes[2] == AM_QUERY_REQUEST)
             return 1;
@@ -105,37 +105,28 @@ void share_on_request_overheard(mote_state *st, const uint8_t *data, uint8_t len
 
 void share_on_complete(mote_state *st)
 {
-    uint8_t i;
-    for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status == QUERY_ASSEMBLING)
-            return; /* another one still waits for its parts */
-    tx_pace_requests(st, mote_now(st));
+    if (run_assembling(st) == QUERY_SLOTS) /* else another one still waits for its parts */
+        tx_pace_requests(st, mote_now(st));
 }
 
 uint32_t share_next_request(const mote_state *st) { return tx_request_after(st); }
 
+/* Ask for the first unfinished query's parts, if there is one. */
+static void ask_for_assembling(mote_state *st, uint8_t listens)
+{
+    uint8_t slot = run_assembling(st);
+    if (slot < QUERY_SLOTS)
+        send_request(st, st->queries.slot[slot].qid, routing_parent(&st->rt), listens);
+}
+
 /* An unfinished query nobody's result reminds us of: ask when the parts stopped coming. */
 static void ask_for_stalled(mote_state *st)
 {
-    uint8_t i;
-    if (!sched_due(tx_request_after(st), mote_now(st)))
-        return;
-    for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status == QUERY_ASSEMBLING) {
-            send_request(st, st->queries.slot[i].qid, routing_parent(&st->rt), 0);
-            return;
-        }
+    if (sched_due(tx_request_after(st), mote_now(st)))
+        ask_for_assembling(st, 0);
 }
 
-void share_on_transmit(mote_state *st)
-{
-    uint8_t i;
-    for (i = 0; i < QUERY_SLOTS; i++)
-        if (st->queries.slot[i].status == QUERY_ASSEMBLING) {
-            send_request(st, st->queries.slot[i].qid, routing_parent(&st->rt), 1);
-            return;
-        }
-}
+void share_on_transmit(mote_state *st) { ask_for_assembling(st, 1); }
 
 /* Send the parts of q that `mask` (a QueryRequestMessage's: bit set, held) lacks. */
 static void share_parts(mote_state *st, const query *q, uint32_t mask)

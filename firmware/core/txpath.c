@@ -293,8 +293,9 @@ uint8_t tx_gate(const mote_state *st)
     uint8_t i;
     uint32_t now;
     /* A node looking for a route is awake anyway; its poison beacon must reach the
-     * children that still send to it (mote.c), whenever they do. */
-    if (!run_any(st) || routing_searching(&st->rt))
+     * children that still send to it (mote.c), whenever they do. One missing a query's
+     * parts beside a tuple query asks a parent that listens all along (running.h). */
+    if (!run_any(st) || routing_searching(&st->rt) || run_asks_at_once(st))
         return 1;
     now = mote_now(st);
     /* The children that heard our last query part are still listening. */
