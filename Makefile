@@ -73,6 +73,7 @@ bench: $(BIN)/mote
 	$(BIN)/python bench/spark_ingest.py
 	$(BIN)/python bench/spark_latency.py
 	$(BIN)/python bench/issue10.py
+	$(BIN)/python bench/beside.py --seeds 10
 
 # The TinyDB paper's experiments rerun (docs/papers.md; bench/results/<name>.json), each
 # through `mote sweep`'s points on local Spark.
