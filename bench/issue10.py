@@ -17,7 +17,6 @@ the JSON (bench/results/issue10.json, docs/radio.md's table).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from collections.abc import Sequence
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratios import write_report
+from ratios import seeded_cases, write_report
 
 from motebase.emu.experiment import QueryRun, result_records, run_experiment, truth_records
 from motebase.emu.network import Network, NetworkConfig
@@ -161,18 +160,7 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--epochs", type=int, default=None, help="override every case's")
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--link-model", default=None, help="a radio other than the default")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
-    names = [n for n in args.cases.split(",") if n]
-    unknown = sorted(set(names) - set(CASES))
-    if unknown:
-        parser.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
+    args, names = seeded_cases(__doc__, list(CASES), RESULTS)
     rows = run(names, args.seeds, args.epochs, args.jobs, args.link_model)
     link_model = args.link_model or NetworkConfig(nodes=1).link_model
     write_report(args.out, {"seeds": args.seeds, "link_model": link_model, "cases": rows})

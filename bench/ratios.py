@@ -39,6 +39,25 @@ def arguments(
     return parser.parse_args()
 
 
+def seeded_cases(doc: str, cases: list[str], results: Path) -> tuple[argparse.Namespace, list[str]]:
+    """``--cases A,B --seeds N --epochs E --jobs J --link-model M --out PATH``, as the
+    benchmarks that run emulated networks over seeds take them, and the case names asked
+    for (an unknown one is an error that lists the known)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--cases", default=",".join(cases), help="comma-separated case names")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=None, help="override every case's")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--link-model", default=None, help="a radio other than the default")
+    parser.add_argument("--out", type=Path, default=results)
+    args = parser.parse_args()
+    names = [n for n in args.cases.split(",") if n]
+    unknown = sorted(set(names) - set(cases))
+    if unknown:
+        parser.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(cases)}")
+    return args, names
+
+
 def write_report(out: Path, report: dict[str, Any]) -> None:
     report = {**report, "machine": platform.machine(), "python": platform.python_version()}
     out.parent.mkdir(parents=True, exist_ok=True)
