@@ -15,7 +15,10 @@ exactly where the network is lossless and seeded.
 - every tuple of a 1,024-node grid arrives where the channel can carry them, and a
   10,000-node grid routes every node;
 - on the default radio a stop still reaches every node within five epochs, and no
-  answer is unsound.
+  answer is unsound;
+- a COUNT beside a SELECT keeps its records from the tuples; a node's records of one
+  epoch leave in one frame; an aggregate started beside a slow SELECT reaches every node
+  at its epoch 1, though the flood lost a part of it.
 """
 
 from __future__ import annotations
