@@ -17,13 +17,11 @@ the mean over seeds; the per-seed values go to stderr and to the JSON
 from __future__ import annotations
 
 import statistics
-import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratios import seeded_cases, write_report
+from ratios import measure_over_seeds, seeded_cases, write_report
 
 from motebase.emu.experiment import QueryRun, result_records, run_experiment, truth_records
 from motebase.emu.network import Network, NetworkConfig
@@ -93,24 +91,15 @@ def measure(
     }
 
 
-def _run(
-    job: tuple[str, int, int | None, str | None],
-) -> tuple[str, int, dict[str, float | None]]:
-    name, seed, epochs, link_model = job
-    return name, seed, measure(name, seed, epochs, link_model)
-
-
 def run(
     names: list[str], seeds: int, epochs: int | None, jobs: int, link_model: str | None
 ) -> dict[str, Any]:
-    work = [(name, seed, epochs, link_model) for name in names for seed in range(1, seeds + 1)]
-    values: dict[str, dict[int, dict[str, float | None]]] = {name: {} for name in names}
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for name, seed, got in pool.map(_run, work):
-            values[name][seed] = got
-            shown = "  ".join(f"{k} {v:.3f}" for k, v in got.items() if v is not None)
-            print(f"{name:12s} seed {seed:3d}  {shown}", file=sys.stderr)
-    return {name: summary(name, values[name]) for name in names}
+    measured = measure_over_seeds(measure, names, seeds, epochs, jobs, link_model, _shown)
+    return {name: summary(name, by_seed) for name, by_seed in measured.items()}
+
+
+def _shown(got: dict[str, float | None]) -> str:
+    return "  ".join(f"{k} {v:.3f}" for k, v in got.items() if v is not None)
 
 
 def summary(name: str, by_seed: dict[int, dict[str, float | None]]) -> dict[str, Any]:

@@ -18,14 +18,12 @@ the JSON (bench/results/issue10.json, docs/radio.md's table).
 from __future__ import annotations
 
 import statistics
-import sys
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratios import seeded_cases, write_report
+from ratios import measure_over_seeds, seeded_cases, write_report
 
 from motebase.emu.experiment import QueryRun, result_records, run_experiment, truth_records
 from motebase.emu.network import Network, NetworkConfig
@@ -104,23 +102,20 @@ def measure(
     return (statistics.median(counts) if counts else 0.0), reach
 
 
-def _run(job: tuple[str, int, int | None, str | None]) -> tuple[str, int, float, float]:
-    name, seed, epochs, link_model = job
-    return name, seed, *measure(name, seed, epochs, link_model)
-
-
 def run(
     names: Sequence[str], seeds: int, epochs: int | None, jobs: int, link_model: str | None = None
 ) -> dict[str, Any]:
-    work = [(name, seed, epochs, link_model) for name in names for seed in range(1, seeds + 1)]
-    values: dict[str, dict[int, float]] = {name: {} for name in names}
-    reach: dict[str, dict[int, float]] = {name: {} for name in names}
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for name, seed, value, sampled in pool.map(_run, work):
-            values[name][seed] = value
-            reach[name][seed] = sampled
-            print(f"{name:14s} seed {seed:3d}  {value:.3f}  sampled {sampled:.3f}", file=sys.stderr)
-    return {name: summary(CASES[name], values[name], reach[name]) for name in names}
+    measured = measure_over_seeds(
+        measure, names, seeds, epochs, jobs, link_model, lambda m: f"{m[0]:.3f}  sampled {m[1]:.3f}"
+    )
+    return {
+        name: summary(
+            CASES[name],
+            {seed: value for seed, (value, _) in by_seed.items()},
+            {seed: sampled for seed, (_, sampled) in by_seed.items()},
+        )
+        for name, by_seed in measured.items()
+    }
 
 
 def summary(case: Case, by_seed: dict[int, float], reach: dict[int, float]) -> dict[str, Any]:

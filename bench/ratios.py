@@ -8,8 +8,13 @@ import json
 import os
 import platform
 import statistics
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def rates(count: int, seconds: list[float], unit: str) -> dict[str, float]:
@@ -56,6 +61,32 @@ def seeded_cases(doc: str, cases: list[str], results: Path) -> tuple[argparse.Na
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(cases)}")
     return args, names
+
+
+def _measure_job(job: tuple[Callable[..., T], str, int, int | None, str | None]) -> T:
+    measure, *asked = job
+    return measure(*asked)
+
+
+def measure_over_seeds(
+    measure: Callable[[str, int, int | None, str | None], T],
+    names: Sequence[str],
+    seeds: int,
+    epochs: int | None,
+    jobs: int,
+    link_model: str | None,
+    show: Callable[[T], str],
+) -> dict[str, dict[int, T]]:
+    """``measure(case, seed, epochs, link_model)`` for every case named and seeds 1..N, in
+    ``jobs`` processes (``measure`` a module-level function, which they import), each
+    result shown on stderr as it comes: by case, then by seed."""
+    work = [(measure, n, s, epochs, link_model) for n in names for s in range(1, seeds + 1)]
+    results: dict[str, dict[int, T]] = {name: {} for name in names}
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for (_, name, seed, _, _), got in zip(work, pool.map(_measure_job, work), strict=True):
+            results[name][seed] = got
+            print(f"{name:14s} seed {seed:3d}  {show(got)}", file=sys.stderr)
+    return results
 
 
 def write_report(out: Path, report: dict[str, Any]) -> None:
