@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,8 +15,16 @@ from motebase.spark.session import build_session
 
 
 @pytest.fixture(scope="session")
-def spark_session() -> Iterator[SparkSession]:
-    session = build_session("local[2]", app_name="motebase-tests")
+def spark_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    # Started outside the checkout: Spark's Python workers start in the JVM's directory
+    # and import from it first, and a clean checkout's motebase/ (no emulator built) would
+    # shadow the installed one in the tasks that run emulations (the paper scripts').
+    here = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("spark-home"))
+    try:
+        session = build_session("local[2]", app_name="motebase-tests")
+    finally:
+        os.chdir(here)
     yield session
     session.stop()
 
