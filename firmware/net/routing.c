@@ -191,11 +191,23 @@ static uint8_t parent_failing(const routing *rt)
            rt->parent_link < ROUTING_LINK_FAILING;
 }
 
-/* A link to leave the parent for: a good one, or, from a failing parent, one not
- * known to be lossy. */
+/* nb[slot]'s link beats nb[than]'s by the switch margin: clearly, not by chance. */
+static uint8_t link_beats(const routing *rt, uint8_t slot, uint8_t than)
+{
+    return link_value(rt, slot) >= (uint16_t)link_value(rt, than) + ROUTING_SWITCH_MARGIN;
+}
+
+/*
+ * A link to leave the parent for: a good one, or, from a failing parent, one not known
+ * to be lossy or one that clearly beats it. A neighbour that sleeps between its slots
+ * counts what it slept through as lost, so the way back it reports runs low, and a
+ * lossy-looking link that is three times the failing parent's was never taken (100-node
+ * COUNT on `sinr`, seed 1: node 82 kept a parent that acked 11 of 200 frames).
+ */
 static uint8_t link_to_leave_for(const routing *rt, uint8_t slot)
 {
-    return link_good(rt, slot) || (parent_failing(rt) && !link_lossy(rt, slot));
+    return link_good(rt, slot) ||
+           (parent_failing(rt) && (!link_lossy(rt, slot) || link_beats(rt, slot, rt->parent_slot)));
 }
 
 /*
@@ -568,8 +580,7 @@ enum { KEEP = 0, SWITCH = 1, SWITCH_FOR_LINK = 2 };
 static uint8_t steady_way_around(const routing *rt, uint8_t cur, uint8_t cand)
 {
     return held_steady(rt) && parent_failing(rt) && !(rt->flags & ROUTING_F_LINK_SWITCHED) &&
-           rt->nb[cand].depth == rt->nb[cur].depth && !link_lossy(rt, cand) &&
-           link_value(rt, cand) >= (uint16_t)link_value(rt, cur) + ROUTING_SWITCH_MARGIN;
+           rt->nb[cand].depth == rt->nb[cur].depth && link_beats(rt, cand, cur);
 }
 
 /*
@@ -589,10 +600,7 @@ static uint8_t worth_switching(const routing *rt, uint8_t cur, uint8_t cand)
         return SWITCH_FOR_LINK;
     }
     if (lossy_cur && link_to_leave_for(rt, cand)) {
-        return link_value(rt, cand) >= (uint16_t)link_value(rt, cur) + ROUTING_SWITCH_MARGIN &&
-                       link_switch_allowed(rt)
-                   ? SWITCH_FOR_LINK
-                   : KEEP;
+        return link_beats(rt, cand, cur) && link_switch_allowed(rt) ? SWITCH_FOR_LINK : KEEP;
     }
     if (!lossy_cur && link_lossy(rt, cand)) {
         return KEEP;

@@ -15,6 +15,7 @@ typedef struct net {
     routing rt[MAX_NODES];
     uint8_t link[MAX_NODES][MAX_NODES]; /* link[a][b]: b hears a; value = 1-in-N loss, 1 = perfect */
     int8_t snr[MAX_NODES][MAX_NODES];   /* dB over b's noise of what b hears of a; 0 unmeasured */
+    uint8_t one_in[MAX_NODES][MAX_NODES]; /* set: b hears only one packet of a in this many */
     uint8_t alive[MAX_NODES];
     int n;
     unsigned round;
@@ -53,6 +54,9 @@ static void deliver(net *nw, int from, const tos_header *tos, const uint8_t *dat
         }
         if (loss > 1 && nw->round % loss == 0) {
             continue; /* this link loses one packet in `loss` */
+        }
+        if (nw->one_in[from][to] > 1 && nw->round % nw->one_in[from][to] != 0) {
+            continue;
         }
         routing_on_packet_snr(&nw->rt[to], tos, &mh, data + MHOP_HEADER_LEN,
                               (uint8_t)(len - MHOP_HEADER_LEN), nw->snr[from][to]);
@@ -428,6 +432,36 @@ static void test_steady_aggregates_leave_a_failing_parent_sideways(void)
     net_round(&nw);
     CHECK_EQ(routing_parent(&nw.rt[2]), 3);
     CHECK_EQ(routing_depth(&nw.rt[2]), 2);
+}
+
+/*
+ * A failing parent is left for a link that looks lossy -- its owner says it hears us one
+ * time in three, as a neighbour that sleeps between its slots does -- if it is clearly
+ * better than what the parent's acks say: awake, and while steady aggregates hold the
+ * tree. One that hears us one time in five is not clearly better, and the parent stays.
+ */
+static void test_a_failing_parent_is_left_for_a_clearly_better_lossy_link(void)
+{
+    static net nw;
+    int r, mode, one_in;
+
+    for (one_in = 3; one_in <= 5; one_in += 2) {
+        for (mode = 0; mode < 2; mode++) { /* awake, asleep and steady */
+            diamond(&nw, 1);
+            nw.one_in[2][3] = (uint8_t)one_in;
+            net_rounds(&nw, 20);
+            CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+            routing_set_duty_cycled(&nw.rt[2], (uint8_t)mode);
+            routing_keep_steady(&nw.rt[2], (uint8_t)mode);
+            net_round(&nw);
+            for (r = 0; r < 6 && routing_parent(&nw.rt[2]) == 1; r++) {
+                routing_parent_took(&nw.rt[2], 0); /* given up */
+            }
+            net_round(&nw);
+            CHECK_EQ(routing_parent(&nw.rt[2]), one_in == 3 ? 3 : 1);
+            CHECK_EQ(routing_depth(&nw.rt[2]), 2);
+        }
+    }
 }
 
 /* Under steady aggregates a working parent is kept, even when the root itself comes
@@ -1044,6 +1078,7 @@ int main(void)
     test_acks_judge_the_parent();
     test_steady_aggregates_leave_a_failing_parent_sideways();
     test_steady_aggregates_keep_a_working_parent();
+    test_a_failing_parent_is_left_for_a_clearly_better_lossy_link();
     test_steady_aggregates_leave_a_failing_parent_deeper();
     test_lateral_moves_go_to_lower_ids_only();
     test_parent_loss_reselects();
