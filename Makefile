@@ -72,8 +72,8 @@ bench: $(BIN)/mote
 	$(BIN)/python bench/gateway_rows.py
 	$(BIN)/python bench/spark_ingest.py
 	$(BIN)/python bench/spark_latency.py
-	$(BIN)/python bench/issue10.py
-	$(BIN)/python bench/beside.py --seeds 10
+	$(BIN)/python bench/issue10.py --seeds 30
+	$(BIN)/python bench/beside.py --seeds 30
 
 # The TinyDB paper's experiments rerun (docs/papers.md; bench/results/<name>.json), each
 # through `mote sweep`'s points on local Spark.
