@@ -45,12 +45,14 @@ def assert_explained(result: subprocess.CompletedProcess[str], paragraph: str) -
 
 def test_a_python_worker_that_does_not_connect_back_in_time(tmp_path: Path) -> None:
     # A worker interpreter that takes longer to start than the 10 s Spark waits for it:
-    # what an overloaded machine does to a Python that starts normally. Slow only as
-    # Spark's workers (-m pyspark...): the version probes before them wait for no
-    # connection, and slowed too they only made the test 24 s longer.
+    # what an overloaded machine does to a Python that starts normally. Slow only as the
+    # stream's worker (-m pyspark.sql.streaming...), the one whose wait runs out: the
+    # version probes and the data source daemons before it wait longer, and slowed too
+    # they only made the test 50 s longer.
     slow = tmp_path / "slow-python"
     slow.write_text(
-        f'#!/bin/sh\ncase "$2" in pyspark.*) sleep 12 ;; esac\nexec {sys.executable} "$@"\n'
+        f'#!/bin/sh\ncase "$2" in pyspark.sql.streaming.*) sleep 12 ;; esac\n'
+        f'exec {sys.executable} "$@"\n'
     )
     slow.chmod(0o755)
     result = mote_spark(tmp_path, str(slow))
