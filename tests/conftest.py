@@ -29,6 +29,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def suite_files() -> list[str]:
+    """The suite's test files, tests/test_*.py, in name order: what the shares deal out."""
+    return sorted(path.name for path in TESTS.glob("test_*.py"))
+
+
 def share_of(name: str, files: list[str], shares: int) -> int:
     """The share (1..shares) a test file belongs to: files are dealt out in name order."""
     return files.index(name) % shares + 1
@@ -41,7 +46,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     k, _, n = share.partition("/")
     if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
         raise pytest.UsageError(f"--share takes K/N with 1 <= K <= N, not {share!r}")
-    files = sorted(path.name for path in TESTS.glob("test_*.py"))
+    files = suite_files()
     kept, dropped = [], []
     for item in items:
         in_share = item.path.parent != TESTS or share_of(item.path.name, files, int(n)) == int(k)

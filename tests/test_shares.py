@@ -7,12 +7,12 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TESTS, share_of
+from conftest import TESTS, share_of, suite_files
 
 
 @pytest.mark.parametrize("shares", [1, 2, 3, 4])
 def test_the_shares_split_the_test_files_between_them(shares: int) -> None:
-    files = sorted(path.name for path in TESTS.glob("test_*.py"))
+    files = suite_files()
     dealt = {
         k: {name for name in files if share_of(name, files, shares) == k}
         for k in range(1, shares + 1)
