@@ -523,9 +523,37 @@ static uint8_t heard_lately(const routing *rt, const routing_neighbor *n)
     return n->silent <= (held_steady(rt) ? 1u : 0u);
 }
 
+/* No neighbour names us as parent, and no child told us a depth for two periods. */
+static uint8_t childless(const routing *rt)
+{
+    uint8_t i;
+    if (rt->deepest || rt->deepest_prev)
+        return 0;
+    for (i = 0; i < rt->n_nb; i++)
+        if (rt->nb[i].flags & ROUTING_NB_CHILD)
+            return 0;
+    return 1;
+}
+
+/*
+ * A link to take for a cheaper path further from the root: one not known to be lossy --
+ * or, from a failing parent, one that clearly beats it (link_to_leave_for), if we have
+ * no children. A node
+ * whose cost jumped with its failing parent's acks might otherwise take a descendant
+ * still advertising our old cost; a leaf has none. On `sinr` leaves in a pocket of a
+ * grid, their only shallower link failing and their deeper neighbours heard as lossy
+ * (they sleep between slots), kept the failing parent for whole queries (100-node COUNT
+ * at 4 s, seed 26: node 39, 23 records of 23 unacked). Seeds 1-100: exact .720 -> .742,
+ * mean error 1.02 -> 0.85.
+ */
+static uint8_t link_to_go_further_on(const routing *rt, uint8_t slot)
+{
+    return !link_lossy(rt, slot) || (childless(rt) && link_to_leave_for(rt, slot));
+}
+
 /*
  * Whether nb[slot], as deep as we are or deeper, offers a path cheaper than ours by
- * ROUTING_COST_MARGIN over a link judged not lossy. Its advertised cost is below
+ * ROUTING_COST_MARGIN (over link_to_go_further_on). Its advertised cost is below
  * ours, so it does not route through us (a descendant's path contains ours); depth
  * alone cannot tell, which is why moves were once only ever toward the root -- and
  * a tree formed over the first links heard, before any was judged, kept them (a
@@ -539,7 +567,7 @@ static uint8_t cheaper_further(const routing *rt, uint8_t slot)
 
     return rt->parent_slot != NO_SLOT && n->cost < rt->cost && heard_lately(rt, n) &&
            (n->depth > rt->depth || n->id < rt->self) && link_judged(n) &&
-           !link_lossy(rt, slot) && link_switch_allowed(rt) &&
+           link_to_go_further_on(rt, slot) && link_switch_allowed(rt) &&
            path_cost(rt, slot) + ROUTING_COST_MARGIN < path_cost(rt, rt->parent_slot);
 }
 

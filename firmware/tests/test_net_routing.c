@@ -749,8 +749,8 @@ static void test_table_replacement(void)
 }
 
 /* A beacon from `src` at `depth` naming `its_parent`, heard by rt; seqnos count up per sender. */
-static void hear_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent,
-                         uint16_t cost)
+static void hear_back_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent,
+                              uint16_t cost, uint8_t back)
 {
     static uint16_t seq[MAX_NODES];
     tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
@@ -763,10 +763,17 @@ static void hear_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t its_
     mh.hopcount = depth;
     le16_put(body, its_parent);
     le16_put(body + 2, cost);
-    body[4] = 1; /* it lists us, heard without a loss: the way back is known */
+    body[4] = 1; /* it lists us: the way back is known */
     le16_put(body + ROUTING_BEACON_FIXED, rt->self);
-    body[ROUTING_BEACON_FIXED + 2u] = 255u;
+    body[ROUTING_BEACON_FIXED + 2u] = back;
     routing_on_packet(rt, &tos, &mh, body, sizeof body);
+}
+
+/* A beacon that lists us, heard without a loss. */
+static void hear_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent,
+                         uint16_t cost)
+{
+    hear_back_at_cost(rt, src, depth, its_parent, cost, 255u);
 }
 
 /* A beacon costing a perfect hop per level. */
@@ -975,6 +982,40 @@ static void test_steady_aggregates_leave_a_failing_parent_deeper(void)
     CHECK_EQ(routing_depth(&rt), 4);
 }
 
+/*
+ * From a failing parent a node with no children also goes deeper over a link that only
+ * looks lossy -- its owner hears us one time in three, as one that sleeps between its
+ * slots does -- when it clearly beats the parent's acks. A node with a child does not:
+ * its cost jumped with the parent's acks, and a descendant may still advertise less.
+ */
+static void test_a_leaf_leaves_a_failing_parent_deeper_over_a_lossy_link(void)
+{
+    routing rt;
+    int r, with_child;
+
+    for (with_child = 0; with_child < 2; with_child++) {
+        routing_init(&rt, 5);
+        for (r = 0; r < 4; r++) {
+            hear(&rt, 1, 1, 0); /* the only way closer to the root */
+            routing_tick(&rt);
+        }
+        CHECK_EQ(routing_parent(&rt), 1);
+        routing_set_duty_cycled(&rt, 1);
+        routing_keep_steady(&rt, 1);
+        for (r = 0; r < 8; r++)
+            hear_back_at_cost(&rt, 3, 3, 9, 20, 85); /* deeper, cheap, heard lossy */
+        if (with_child)
+            hear(&rt, 7, 3, 5);
+        routing_tick(&rt);
+        routing_hold_switches(&rt, 1);
+        for (r = 0; r < 6; r++)
+            routing_parent_took(&rt, 0); /* given up */
+        routing_hold_switches(&rt, 0);
+        CHECK_EQ(routing_parent(&rt), with_child ? 1 : 3);
+        CHECK_EQ(routing_depth(&rt), with_child ? 2 : 4);
+    }
+}
+
 /* 1 if following parents from any node ends at the root or at an unrouted node. */
 static int no_loops(const net *nw)
 {
@@ -1080,6 +1121,7 @@ int main(void)
     test_steady_aggregates_keep_a_working_parent();
     test_a_failing_parent_is_left_for_a_clearly_better_lossy_link();
     test_steady_aggregates_leave_a_failing_parent_deeper();
+    test_a_leaf_leaves_a_failing_parent_deeper_over_a_lossy_link();
     test_lateral_moves_go_to_lower_ids_only();
     test_parent_loss_reselects();
     test_no_two_node_loop();
