@@ -538,13 +538,12 @@ static uint8_t childless(const routing *rt)
 /*
  * A link to take for a cheaper path further from the root: one not known to be lossy --
  * or, from a failing parent, one that clearly beats it (link_to_leave_for), if we have
- * no children. A node
- * whose cost jumped with its failing parent's acks might otherwise take a descendant
- * still advertising our old cost; a leaf has none. On `sinr` leaves in a pocket of a
- * grid, their only shallower link failing and their deeper neighbours heard as lossy
- * (they sleep between slots), kept the failing parent for whole queries (100-node COUNT
- * at 4 s, seed 26: node 39, 23 records of 23 unacked). Seeds 1-100: exact .720 -> .742,
- * mean error 1.02 -> 0.85.
+ * no children. A node whose cost jumped with its failing parent's acks might otherwise
+ * take a descendant still advertising our old cost; a leaf has none. On `sinr` leaves in
+ * a pocket of a grid, their only shallower link failing and their deeper neighbours
+ * heard as lossy (they sleep between slots), kept the failing parent for whole queries
+ * (100-node COUNT at 4 s, seed 26: node 39, 23 records of 23 unacked). Seeds 1-100:
+ * exact .720 -> .742, mean error 1.02 -> 0.85.
  */
 static uint8_t link_to_go_further_on(const routing *rt, uint8_t slot)
 {
