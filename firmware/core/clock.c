@@ -1,6 +1,7 @@
 #include "clock.h"
 
 #include "compiler.h"
+#include "mote_state.h"
 
 uint32_t mote_now(const mote_state *st)
 {

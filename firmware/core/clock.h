@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "mote_type.h"
 
 /* Logical now, in ms (wraps after 49 days; compare with sched_due, schedule.h). */
 uint32_t mote_now(const mote_state *st);

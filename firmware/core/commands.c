@@ -2,6 +2,7 @@
 
 #include "../net/le16.h"
 #include "clock.h"
+#include "mote_state.h"
 #include "querymsg.h"
 #include "runs.h"
 #include "schedule.h"

@@ -32,7 +32,7 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "mote_type.h"
 
 #define CMD_HEADER_LEN 6u
 #define STATUS_LEN 10u

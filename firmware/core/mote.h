@@ -17,6 +17,7 @@
 
 #include "../hal/hal.h"
 #include "mote_stats.h"
+#include "mote_type.h"
 
 /* The AVR profile's state must leave the mica2's 4 KB room for the platform and a stack. */
 #ifndef MOTE_STATE_MAX
@@ -31,8 +32,6 @@
 #endif
 #endif
 #define MOTE_ROOT_ID 0u
-
-typedef struct mote_state mote_state;
 
 size_t mote_state_size(void);
 

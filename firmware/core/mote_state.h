@@ -1,19 +1,26 @@
 /*
  * mote_state.h - everything one node owns, in one block (core-internal).
  *
- * Platforms see `mote_state` as opaque (mote.h); the core's modules and the C
- * unit tests include this header. The size is checked at compile time against
- * MOTE_STATE_MAX (mote.c), so adding a table here is a memory decision.
+ * Platforms see `mote_state` as opaque (mote.h); the core's modules' headers declare
+ * their functions on it through mote.h, and each module that keeps state of its own
+ * declares that slice in its header: running.h the per-query schedule (query_run),
+ * txpath.h the control queue's packets and the held result, sharing.h the parts a
+ * neighbour asked for, stops.h the stopped queries. This header only puts the slices
+ * together, and only the modules' .c files and the C unit tests include it. The size is
+ * checked at compile time against MOTE_STATE_MAX (mote.c), so adding a table here is a
+ * memory decision.
  *
  * Memory map (sizes on the host; the AVR build is smaller, no padding):
  *   queries      parsed plans of QUERY_SLOTS queries        (query/query.h)
- *   runs         per-query epoch/slot schedule
+ *   runs         per-query epoch/slot schedule              (core/running.h)
  *   arena        each query's group table and aggregate partial states,
  *                packed, compacted when a query ends (core/processing.h)
  *   radioq       result queue with prioritisation           (net/radioq.h)
  *   ctlq         small FIFO of control packets (query/command forwards,
- *                status replies, beacons)
- *   held         the result on the air or awaiting the parent's ack
+ *                status replies, beacons)                   (core/txpath.h)
+ *   held         the result on the air or awaiting the parent's ack (core/txpath.h)
+ *   share        query parts a neighbour asked for          (core/sharing.h)
+ *   stops        stopped queries remembered                 (core/stops.h)
  *   routing      collection tree                            (net/routing.h)
  *   serial       UART receiver                              (net/serial.h)
  */
@@ -31,7 +38,11 @@
 #include "../result/result.h"
 #include "mote.h"
 #include "mote_stats.h"
+#include "running.h"
 #include "schedule.h"
+#include "sharing.h"
+#include "stops.h"
+#include "txpath.h"
 
 /* Group tables and aggregate states of every running query. The AVR profile halves it
  * with the query slots: 336 B still hold a 2-aggregate GROUP BY of ~20 groups. */
@@ -128,93 +139,6 @@
  * seeds' median COUNT, seeds 1-30 / 31-60: eight misses (before) 900.2 / 860.0; two
  * 897.2 / 913.5; one 842.2 / 895.5; three 891.2 / 904.8. */
 #define RECORD_LOST_MISSES 2u
-
-/*
- * Where a query is within its epoch: the next thing to happen. A node with
- * children wakes for their interval (PH_WAKE) and transmits later in the same
- * wake-up (PH_TRANSMIT); a leaf and the root wake once (PH_WAKE_TRANSMIT).
- * After transmitting, a non-root node waits for its parent (PH_PARENT) --
- * until it hears it, or the parent's interval ends.
- */
-enum run_phase {
-    PH_WAKE = 0,          /* children's interval: new epoch, sample, listen */
-    PH_TRANSMIT = 1,      /* own interval (+ jitter): emit records */
-    PH_WAKE_TRANSMIT = 2, /* both at the transmit time (no children to hear) */
-    PH_PARENT = 3         /* end of the parent's interval: stop waiting to hear it;
-                             at the root: the epoch's end, emit its records */
-};
-
-typedef struct query_run {
-    uint32_t epoch_start; /* logical ms: start of the epoch being worked on */
-    uint32_t epoch_ms;
-    uint32_t next_at;     /* logical ms of `phase` */
-    uint32_t label;       /* number of the epoch planned next or being worked on (schedule.h) */
-    uint16_t epoch;       /* the last epoch begun, as the wire's 16 bits; 0 before the first */
-    uint16_t arena_off;   /* this query's states in the arena */
-    uint16_t arena_len;
-    uint8_t phase;        /* enum run_phase */
-    uint8_t slot_depth;   /* depth used for this epoch's slots */
-    uint8_t drain_left;   /* epochs left while QUERY_DRAINING */
-    uint8_t emitted;      /* records of the current epoch: 0 not yet, then under way/done
-                             (core/processing.c) -- a child's record is late from then on */
-    group_table groups;   /* its slots are in the arena (core/processing.h) */
-} query_run;
-
-/* Stopped queries a node remembers (core/stops.h). */
-#define STOPS_REMEMBERED 4u
-typedef struct stop_memory {
-    uint32_t del_after;             /* no DEL of ours before then: one per control period */
-    uint8_t qid[STOPS_REMEMBERED];  /* ring, QUERY_NO_QID where empty */
-    uint8_t head;                   /* next place to write */
-    uint8_t due;                    /* bit i: a DEL for qid[i] should go */
-    uint8_t echoes;                 /* bits 2i..2i+1: DELs for qid[i] still to repeat */
-    uint32_t reply_after;           /* long waves: no reply to a straggler before then */
-} stop_memory;
-
-typedef struct ctl_packet {
-    uint8_t len;
-    uint8_t bytes[TOS_MSG_MAX];
-} ctl_packet;
-
-/*
- * The result being sent, or waiting to be resent until the parent
- * acknowledges it. The QueryResult bytes carry qid and epoch; the multihop
- * seqno of the first send is reused so the parent can drop a duplicate.
- */
-/* Room for the tuples bundled after the first: the frame's payload less the smallest first item. */
-#define BUNDLE_MORE_MAX (MHOP_PAYLOAD_MAX - BUNDLE_ITEM_MIN)
-
-typedef struct held_result {
-    uint16_t origin;
-    uint16_t seqno;
-    uint8_t valid;
-    uint8_t tries;        /* sends so far */
-    uint8_t waits;        /* unacknowledged: resend when the parent is heard or next epoch */
-    uint8_t prompted;     /* this send followed the parent's own: it is alive, only busy */
-    uint8_t busy;         /* refusals in a row: each doubles the pause (txpath.c) */
-    uint16_t to;          /* the parent it was last sent to */
-    uint8_t payload[QR_LEN];
-    /* Tuples bundled with it (result/bundle.h), as items: they share its sends. */
-    uint8_t more_count;
-    uint8_t more_len;
-    uint8_t more[BUNDLE_MORE_MAX];
-} held_result;
-
-/*
- * Query sharing (wire format §6.5): parts of a running query that a neighbour
- * asked for with a QueryRequestMessage and that are not on the air yet; they
- * are rebuilt from the parsed query one at a time as the control queue has room.
- */
-typedef struct query_share {
-    uint8_t qid;              /* QUERY_NO_QID: nothing to send */
-    uint8_t others;           /* QSHARE_* parts still to send */
-    uint16_t fields;          /* bit i: field part i still to send */
-    uint16_t exprs;           /* bit j: expression part j still to send */
-} query_share;
-
-#define QSHARE_BUFFER 0x01u
-#define QSHARE_EVENT 0x02u
-#define QSHARE_NEPOCHS 0x04u
 
 struct mote_state {
     /* Ordered by alignment: no padding between the small fields. */

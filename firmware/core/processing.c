@@ -4,6 +4,7 @@
 #include "../ops/arith.h"
 #include "../ops/snoop.h"
 #include "clock.h"
+#include "mote_state.h"
 #include "observe.h"
 #include "sampling.h"
 #include "txpath.h"

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "../result/result.h"
-#include "mote_state.h"
+#include "mote_type.h"
 
 /* The query's group table (ops/groups.h): the start of its arena share. */
 uint8_t *proc_groups(mote_state *st, uint8_t slot);

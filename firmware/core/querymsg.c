@@ -3,6 +3,7 @@
 #include "../net/le16.h"
 #include "../query/trailer.h"
 #include "clock.h"
+#include "mote_state.h"
 #include "runs.h"
 #include "schedule.h"
 #include "sharing.h"

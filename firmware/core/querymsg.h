@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "mote_type.h"
 
 /* An AM 101 payload of `len` bytes, from the radio or (at the root) the PC. */
 void qmsg_receive(mote_state *st, const uint8_t *msg, uint8_t len);

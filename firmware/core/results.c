@@ -4,6 +4,7 @@
 #include "../result/bundle.h"
 #include "../result/result.h"
 #include "clock.h"
+#include "mote_state.h"
 #include "processing.h"
 #include "querymsg.h"
 #include "runs.h"

@@ -16,7 +16,8 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "../net/mhop.h"
+#include "mote_type.h"
 
 /* A multihop packet (`data` after the TOS header). Returns 0 if it is refused: a
  * tuple for the parent with no room to queue it (hal.h, selective acks). */

@@ -1,6 +1,7 @@
 #include "running.h"
 
 #include "compiler.h"
+#include "mote_state.h"
 #include "schedule.h"
 
 uint8_t run_any(const mote_state *st)

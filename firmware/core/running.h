@@ -11,7 +11,39 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "../ops/groups.h"
+#include "mote_type.h"
+
+/*
+ * Where a query is within its epoch: the next thing to happen. A node with
+ * children wakes for their interval (PH_WAKE) and transmits later in the same
+ * wake-up (PH_TRANSMIT); a leaf and the root wake once (PH_WAKE_TRANSMIT).
+ * After transmitting, a non-root node waits for its parent (PH_PARENT) --
+ * until it hears it, or the parent's interval ends.
+ */
+enum run_phase {
+    PH_WAKE = 0,          /* children's interval: new epoch, sample, listen */
+    PH_TRANSMIT = 1,      /* own interval (+ jitter): emit records */
+    PH_WAKE_TRANSMIT = 2, /* both at the transmit time (no children to hear) */
+    PH_PARENT = 3         /* end of the parent's interval: stop waiting to hear it;
+                             at the root: the epoch's end, emit its records */
+};
+
+typedef struct query_run {
+    uint32_t epoch_start; /* logical ms: start of the epoch being worked on */
+    uint32_t epoch_ms;
+    uint32_t next_at;     /* logical ms of `phase` */
+    uint32_t label;       /* number of the epoch planned next or being worked on (schedule.h) */
+    uint16_t epoch;       /* the last epoch begun, as the wire's 16 bits; 0 before the first */
+    uint16_t arena_off;   /* this query's states in the arena */
+    uint16_t arena_len;
+    uint8_t phase;        /* enum run_phase */
+    uint8_t slot_depth;   /* depth used for this epoch's slots */
+    uint8_t drain_left;   /* epochs left while QUERY_DRAINING */
+    uint8_t emitted;      /* records of the current epoch: 0 not yet, then under way/done
+                             (core/processing.c) -- a child's record is late from then on */
+    group_table groups;   /* its slots are in the arena (core/processing.h) */
+} query_run;
 
 /* 1 if any query runs (or drains): the node keeps its slots. */
 uint8_t run_any(const mote_state *st);

@@ -2,6 +2,7 @@
 
 #include "../ops/agg.h"
 #include "clock.h"
+#include "mote_state.h"
 #include "observe.h"
 #include "processing.h"
 #include "schedule.h"

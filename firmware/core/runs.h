@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "mote_type.h"
 #include "running.h" /* what runs.c keeps, as the modules below it read it */
 
 /*

@@ -1,6 +1,7 @@
 #include "sampling.h"
 
 #include "clock.h"
+#include "mote_state.h"
 int32_t sampling_read_attr(mote_state *st, uint8_t attr)
 {
     switch (attr) {

@@ -14,7 +14,8 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "../query/query.h"
+#include "mote_type.h"
 
 typedef struct sampler {
     mote_state *st;

@@ -4,6 +4,7 @@
 #include "../query/rebuild.h"
 #include "../query/trailer.h"
 #include "clock.h"
+#include "mote_state.h"
 #include "running.h"
 #include "schedule.h"
 #include "stops.h"

@@ -43,7 +43,23 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "mote_type.h"
+
+/*
+ * Query sharing (wire format §6.5): parts of a running query that a neighbour
+ * asked for with a QueryRequestMessage and that are not on the air yet; they
+ * are rebuilt from the parsed query one at a time as the control queue has room.
+ */
+typedef struct query_share {
+    uint8_t qid;              /* QUERY_NO_QID: nothing to send */
+    uint8_t others;           /* QSHARE_* parts still to send */
+    uint16_t fields;          /* bit i: field part i still to send */
+    uint16_t exprs;           /* bit j: expression part j still to send */
+} query_share;
+
+#define QSHARE_BUFFER 0x01u
+#define QSHARE_EVENT 0x02u
+#define QSHARE_NEPOCHS 0x04u
 
 #define QREQ_LEN 9u
 

@@ -2,6 +2,7 @@
 
 #include "../query/assembly.h"
 #include "clock.h"
+#include "mote_state.h"
 #include "running.h"
 #include "schedule.h"
 #include "txpath.h"

@@ -32,7 +32,19 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "../net/airtime.h"
+#include "mote_type.h"
+
+/* Stopped queries a node remembers (core/stops.h). */
+#define STOPS_REMEMBERED 4u
+typedef struct stop_memory {
+    uint32_t del_after;             /* no DEL of ours before then: one per control period */
+    uint8_t qid[STOPS_REMEMBERED];  /* ring, QUERY_NO_QID where empty */
+    uint8_t head;                   /* next place to write */
+    uint8_t due;                    /* bit i: a DEL for qid[i] should go */
+    uint8_t echoes;                 /* bits 2i..2i+1: DELs for qid[i] still to repeat */
+    uint32_t reply_after;           /* long waves: no reply to a straggler before then */
+} stop_memory;
 
 void stops_init(mote_state *st);
 uint8_t stops_has(const mote_state *st, uint8_t qid);

@@ -1,6 +1,7 @@
 #include "timesync.h"
 
 #include "clock.h"
+#include "mote_state.h"
 #include "runs.h"
 
 /* Logical time at the start symbol of the frame being received (hal.h). */

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "mote_type.h"
 
 #define TIME_SYNC_MIN_MS 32 /* TinyDB's checkTime threshold */
 

@@ -9,6 +9,7 @@
 #include "../result/result.h"
 #include "clock.h"
 #include "compiler.h"
+#include "mote_state.h"
 #include "running.h"
 #include "schedule.h"
 

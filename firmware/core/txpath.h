@@ -30,7 +30,42 @@
 
 #include <stdint.h>
 
-#include "mote_state.h"
+#include "../net/mhop.h"
+#include "../net/radioq.h"
+#include "../result/bundle.h"
+#include "../result/result.h"
+#include "mote_type.h"
+
+/* A control packet waiting for the radio (the node's ctlq, CTLQ_LEN of them). */
+typedef struct ctl_packet {
+    uint8_t len;
+    uint8_t bytes[TOS_MSG_MAX];
+} ctl_packet;
+
+/* Room for the tuples bundled after the first: the frame's payload less the smallest first item. */
+#define BUNDLE_MORE_MAX (MHOP_PAYLOAD_MAX - BUNDLE_ITEM_MIN)
+
+/*
+ * The result being sent, or waiting to be resent until the parent
+ * acknowledges it. The QueryResult bytes carry qid and epoch; the multihop
+ * seqno of the first send is reused so the parent can drop a duplicate.
+ */
+
+typedef struct held_result {
+    uint16_t origin;
+    uint16_t seqno;
+    uint8_t valid;
+    uint8_t tries;        /* sends so far */
+    uint8_t waits;        /* unacknowledged: resend when the parent is heard or next epoch */
+    uint8_t prompted;     /* this send followed the parent's own: it is alive, only busy */
+    uint8_t busy;         /* refusals in a row: each doubles the pause (txpath.c) */
+    uint16_t to;          /* the parent it was last sent to */
+    uint8_t payload[QR_LEN];
+    /* Tuples bundled with it (result/bundle.h), as items: they share its sends. */
+    uint8_t more_count;
+    uint8_t more_len;
+    uint8_t more[BUNDLE_MORE_MAX];
+} held_result;
 
 /* Queue a control packet (AM `am`, `len` data bytes) for the radio; counted if dropped. */
 void tx_control(mote_state *st, uint16_t addr, uint8_t am, const uint8_t *data, uint8_t len);
