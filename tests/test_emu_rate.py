@@ -4,10 +4,11 @@ period, the rows are timed by it, and the user is told.
 
 The Intel lab layout at 4 s on ``logistic`` is past the channel's capacity: the root
 hears 39 of the 54 motes, and without capture every overlap there is lost. Measured on
-seed 1 (16 epochs after the warm-up): without the governor .57 of the tuples arrive,
-later and later; with it the period goes 4.09 s -> 8.18 s and then 16.36 s, and .84
-arrive (seeds 1-10: .86, bench/issue10.py intel_4s_adapt). A network within its capacity
-keeps its rate.
+seed 5 (16 epochs after the warm-up): without the governor .56 of the tuples arrive,
+later and later; with it the period goes 4.09 s -> 8.18 s and then 16.36 s, and .95
+arrive (seeds 1-30: .92, bench/issue10.py intel_4s_adapt). Seed 5, not 1: since stop 42's
+routing change seed 1 delivers enough at 8.18 s that the period stays there (.93), and
+the test is of two RATEs in a row. A network within its capacity keeps its rate.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def root_sample_times(experiment: Experiment) -> Iterator[tuple[int, float]]:
 
 @pytest.fixture(scope="module")
 def lab() -> NetworkConfig:
-    return NetworkConfig(topology="intel-lab", seed=1, link_model="logistic")
+    return NetworkConfig(topology="intel-lab", seed=5, link_model="logistic")
 
 
 def test_an_overloaded_lab_is_slowed_and_delivers(lab: NetworkConfig) -> None:
