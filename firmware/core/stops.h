@@ -35,7 +35,7 @@
 #include "../net/airtime.h"
 #include "mote_type.h"
 
-/* Stopped queries a node remembers (core/stops.h). */
+/* What a node remembers of the queries it stopped, and when its next DELs may go. */
 #define STOPS_REMEMBERED 4u
 typedef struct stop_memory {
     uint32_t del_after;             /* no DEL of ours before then: one per control period */
