@@ -2,7 +2,7 @@
  * mote_state.h - everything one node owns, in one block (core-internal).
  *
  * Platforms see `mote_state` as opaque (mote.h); the core's modules' headers declare
- * their functions on it through mote.h, and each module that keeps state of its own
+ * their functions on it through mote_type.h, and each module that keeps state of its own
  * declares that slice in its header: running.h the per-query schedule (query_run),
  * txpath.h the control queue's packets and the held result, sharing.h the parts a
  * neighbour asked for, stops.h the stopped queries. This header only puts the slices
