@@ -48,8 +48,8 @@
  *     (cheaper_further: a descendant's cost is above ours, so it cannot route
  *     through us), over a link not known to be lossy -- or, for a node with no
  *     children whose parent fails, one that beats the parent's by
- *     ROUTING_SWITCH_MARGIN. Moves for a link happen once a beacon period, not while duty
- *     cycled under routing_keep_steady -- there only from a failing parent
+ *     ROUTING_SWITCH_MARGIN. Moves for a link happen once a beacon period, not
+ *     while duty cycled under routing_keep_steady -- there only from a failing parent
  *     (ROUTING_LINK_FAILING), to any candidate, a deeper one too: the
  *     subtree loses an epoch of records moving, and every epoch staying. A
  *     candidate as deep as we are is considered only if heard this period (the
