@@ -34,9 +34,9 @@ def suite_files() -> list[str]:
     return sorted(path.name for path in TESTS.glob("test_*.py"))
 
 
-def share_of(name: str, files: list[str], shares: int) -> int:
-    """The share (1..shares) a test file belongs to: files are dealt out in name order."""
-    return files.index(name) % shares + 1
+def shares_of(files: list[str], shares: int) -> dict[str, int]:
+    """Each test file's share (1..shares): the files are dealt out in name order."""
+    return {name: i % shares + 1 for i, name in enumerate(files)}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -46,10 +46,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     k, _, n = share.partition("/")
     if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
         raise pytest.UsageError(f"--share takes K/N with 1 <= K <= N, not {share!r}")
-    files = suite_files()
+    share_by_file = shares_of(suite_files(), int(n))
     kept, dropped = [], []
     for item in items:
-        in_share = item.path.parent != TESTS or share_of(item.path.name, files, int(n)) == int(k)
+        in_share = item.path.parent != TESTS or share_by_file[item.path.name] == int(k)
         (kept if in_share else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)

@@ -7,16 +7,14 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TESTS, share_of, suite_files
+from conftest import TESTS, shares_of, suite_files
 
 
 @pytest.mark.parametrize("shares", [1, 2, 3, 4])
 def test_the_shares_split_the_test_files_between_them(shares: int) -> None:
     files = suite_files()
-    dealt = {
-        k: {name for name in files if share_of(name, files, shares) == k}
-        for k in range(1, shares + 1)
-    }
+    share_by_file = shares_of(files, shares)
+    dealt = {k: {name for name in files if share_by_file[name] == k} for k in range(1, shares + 1)}
     assert set().union(*dealt.values()) == set(files)
     assert sum(len(names) for names in dealt.values()) == len(files)
     assert max(map(len, dealt.values())) - min(map(len, dealt.values())) <= 1
