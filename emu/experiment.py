@@ -31,10 +31,11 @@ from motebase.emu.truth import (
     OBS_QUERY,
     OBS_SAMPLED,
     QUERY_FREE,
+    SampleColumns,
     Truth,
     ground_truth,
+    sample_columns,
     sampled,
-    samples_of,
 )
 from motebase.emu.virtual_link import VirtualEndpoint
 from motebase.gateway.accuracy import AggregateAccuracy, compare
@@ -303,7 +304,7 @@ class _Runner:
             qid = outcome.query.query_id
             since = self.start_us[index]
             picked = sampled(observed, qid, since)
-            samples = samples_of(picked)
+            samples = sample_columns(picked)
             outcome.truth = ground_truth(outcome.query, samples)
             outcome.watched_until_ms = self.session.clock() * 1000.0
             if outcome.stop_time_s is not None:
@@ -343,15 +344,15 @@ class _Runner:
         )
 
 
-def _complete_through(outcome: QueryOutcome, samples: Sequence[Any], collected_until: float) -> int:
+def _complete_through(outcome: QueryOutcome, samples: SampleColumns, collected_until: float) -> int:
     """The last epoch whose results all had time to arrive: sampled, plus two epochs of
     margin, before the gateway stopped collecting (and no later than a stop)."""
-    latest: dict[int, int] = {}
-    for sample in samples:
-        latest[sample.epoch] = max(latest.get(sample.epoch, 0), sample.t_us)
+    epochs, at = np.unique(samples.epoch, return_inverse=True)
+    latest = np.zeros(len(epochs), np.int64)
+    np.maximum.at(latest, at, samples.t_us)
     margin_us = 2 * outcome.epoch_ms * 1000
-    done = [e for e, t in latest.items() if t + margin_us <= collected_until * 1e6]
-    through = max(done, default=0)
+    done = epochs[latest + margin_us <= collected_until * 1e6]
+    through = int(done.max(initial=0))
     if outcome.stopped_at_epoch is not None:
         through = min(through, outcome.stopped_at_epoch)
     return through

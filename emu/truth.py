@@ -30,8 +30,9 @@ from __future__ import annotations
 import functools
 import struct
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import construct as cs
 import numpy as np
@@ -75,6 +76,59 @@ class Sample:
     values: Mapping[int, int]  # field index -> value read; unread fields absent
 
 
+@dataclass(frozen=True)
+class SampleColumns:
+    """Samples as columns, one entry per evaluation: a 1,000-node run's truth holds
+    ~480,000 of them, which as :class:`Sample` objects took ~1 KB each and most of the
+    truth's time (issue 14)."""
+
+    node: np.ndarray  # int64
+    epoch: np.ndarray  # int64
+    t_us: np.ndarray  # int64
+    passed: np.ndarray  # bool
+    values: np.ndarray  # int64, (samples, fields)
+    have: np.ndarray  # bool, (samples, fields): the field was read
+
+    def __len__(self) -> int:
+        return len(self.node)
+
+    def take(self, index: np.ndarray) -> SampleColumns:
+        """The samples at ``index`` (positions or a mask), in its order."""
+        return SampleColumns(
+            self.node[index],
+            self.epoch[index],
+            self.t_us[index],
+            self.passed[index],
+            self.values[index],
+            self.have[index],
+        )
+
+    def field(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """Field ``index``'s values and whether each sample read it."""
+        if index >= self.values.shape[1]:
+            return np.zeros(len(self), np.int64), np.zeros(len(self), bool)
+        return self.values[:, index], self.have[:, index]
+
+    @classmethod
+    def of(cls, samples: Iterable[Sample]) -> SampleColumns:
+        """Columns of :class:`Sample` objects (tests write samples by hand)."""
+        listed = list(samples)
+        width = max((i + 1 for s in listed for i in s.values), default=0)
+        values = np.zeros((len(listed), width), np.int64)
+        have = np.zeros((len(listed), width), bool)
+        for row, sample in enumerate(listed):
+            for i, value in sample.values.items():
+                values[row, i], have[row, i] = value, True
+        return cls(
+            np.array([s.node for s in listed], np.int64),
+            np.array([s.epoch for s in listed], np.int64),
+            np.array([s.t_us for s in listed], np.int64),
+            np.array([s.passed for s in listed], bool),
+            values,
+            have,
+        )
+
+
 @dataclass
 class Anomalies:
     """Where the firmware's own evaluation disagrees with the reference."""
@@ -97,10 +151,9 @@ class Truth:
     """The truth of one query: its rows and where the firmware disagreed."""
 
     query: RegisteredQuery
-    rows: list[Reading | AggregateRow] = field(default_factory=list)
+    #: a tuple query's readings are made as they are read (:class:`TruthReadings`)
+    rows: Sequence[Reading | AggregateRow] = field(default_factory=list)
     anomalies: Anomalies = field(default_factory=Anomalies)
-    #: epoch -> nodes that evaluated the query in it (every node that ran it)
-    ran: dict[int, set[int]] = field(default_factory=dict)
     #: (epoch, group) rows that had readings but HAVING rejected: a lossy network may
     #: deliver them (a partial SUM passes where the whole does not) without inventing data
     having_rejected: list[tuple[int, int]] = field(default_factory=list)
@@ -109,18 +162,9 @@ class Truth:
 # --- arithmetic -----------------------------------------------------------------------------
 
 
-def _c_div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _c_mod(a: int, b: int) -> int:
-    r = abs(a) % abs(b)
-    return r if a >= 0 else -r
-
-
-def apply_arith(arith: FieldArith, value: int) -> int:
-    """``value fieldOp fieldConst`` exactly, with C's integer division and shifts."""
+def apply_arith(arith: FieldArith, value: np.ndarray) -> np.ndarray:
+    """``value fieldOp fieldConst`` exactly, with C's integer division and shifts, on
+    int64 columns (a mote's values and constants are at most 32 bits: no overflow)."""
     op, c = arith.op, arith.const
     if not op:
         return value
@@ -133,15 +177,19 @@ def apply_arith(arith: FieldArith, value: int) -> int:
     if op in ("/", "%"):
         if c == 0:
             return value  # the mote leaves the value unchanged (firmware/ops/arith.h)
-        return _c_div(value, c) if op == "/" else _c_mod(value, c)
+        if op == "/":  # truncated toward zero
+            quotient = np.abs(value) // abs(c)
+            return np.where((value >= 0) == (c >= 0), quotient, -quotient)
+        remainder = np.abs(value) % abs(c)  # the dividend's sign
+        return np.where(value >= 0, remainder, -remainder)
     if op == ">>":
-        return value >> c if c >= 0 else value
+        return value >> min(c, 63) if c >= 0 else value
     raise ValueError(f"unknown arithmetic operator {op!r}")
 
 
-def wrap16(value: int) -> int:
-    value &= 0xFFFF
-    return value - 0x10000 if value >= 0x8000 else value
+def wrap16(value: np.ndarray) -> np.ndarray:
+    """The int16 a group number is on the wire."""
+    return ((value & 0xFFFF) ^ 0x8000) - 0x8000
 
 
 def wire_value(wire_type: int, value: int) -> int | bytes | str:
@@ -184,29 +232,70 @@ def sampled(observations: np.ndarray, qid: int, since_us: int = 0) -> np.ndarray
     ]
 
 
-def samples_from(observations: np.ndarray, qid: int, since_us: int = 0) -> list[Sample]:
-    """The SAMPLED reports of query ``qid`` made at or after ``since_us``."""
-    return samples_of(sampled(observations, qid, since_us))
-
-
-def samples_of(picked: np.ndarray) -> list[Sample]:
-    """SAMPLED observations (:func:`sampled`) as samples, in their order."""
-    # Whole columns to Python ints at once, not a numpy scalar per field of every sample
-    # (issue 14: a 1,000-node run's truth holds ~480,000 samples).
-    columns = (picked[name].tolist() for name in ("node", "epoch", "t_us", "status", "have"))
+def sample_columns(picked: np.ndarray) -> SampleColumns:
+    """SAMPLED observations (:func:`sampled`) as sample columns, in their order."""
     width = int(picked["n_fields"].max(initial=0))  # the values past it are never read
-    return [
-        Sample(
-            node,
-            epoch,
-            t_us,
-            bool(status),
-            {i: value for i, value in enumerate(values[:n]) if have >> i & 1},
-        )
-        for node, epoch, t_us, status, have, n, values in zip(
-            *columns, picked["n_fields"].tolist(), picked["values"][:, :width].tolist(), strict=True
-        )
-    ]
+    fields = np.arange(width)
+    have = (picked["have"][:, None].astype(np.int64) >> fields & 1).astype(bool)
+    return SampleColumns(
+        picked["node"].astype(np.int64),
+        picked["epoch"].astype(np.int64),
+        picked["t_us"].astype(np.int64),
+        picked["status"] != 0,
+        picked["values"][:, :width].astype(np.int64),
+        have & (fields < picked["n_fields"][:, None]),
+    )
+
+
+# --- the readings of a tuple query ----------------------------------------------------------
+
+
+class TruthReadings(Sequence[Reading]):
+    """A tuple query's truth: one reading per passing sample, ordered by epoch and node,
+    made when it is read. Held as columns, the truth of a 1,000-node run is a few MB; as
+    rows it was most of the run's memory, and most runs only count it."""
+
+    def __init__(self, query: RegisteredQuery, samples: SampleColumns) -> None:
+        self.query = query
+        self.samples = samples
+        self._readers = [(f.name, f.index, _wire_reader(f.wire_type)) for f in query.plan.fields]
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    @overload
+    def __getitem__(self, index: int) -> Reading: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Reading]: ...
+
+    def __getitem__(self, index: int | slice) -> Reading | list[Reading]:
+        if isinstance(index, slice):
+            return list(self._rows(np.arange(len(self))[index]))
+        return next(self._rows(np.array([range(len(self))[index]])))
+
+    def __iter__(self) -> Iterator[Reading]:
+        return self._rows(np.arange(len(self)))
+
+    def _rows(self, positions: np.ndarray, chunk: int = 4096) -> Iterator[Reading]:
+        for start in range(0, len(positions), chunk):
+            yield from self._made(positions[start : start + chunk])
+
+    def _made(self, positions: np.ndarray) -> Iterator[Reading]:
+        s = self.samples
+        read = [
+            (name, s.values[positions, i].tolist(), s.have[positions, i].tolist(), reader)
+            if i < s.values.shape[1]
+            else (name, None, None, reader)
+            for name, i, reader in self._readers
+        ]
+        columns = (s.epoch[positions], s.node[positions], s.t_us[positions])
+        for row, (epoch, node, t_us) in enumerate(zip(*(c.tolist() for c in columns), strict=True)):
+            values = {
+                name: reader(raw[row]) if has is not None and has[row] else None
+                for name, raw, has, reader in read
+            }
+            yield reading_row(self.query, epoch, node, values, t_us / 1e6)  # type: ignore[arg-type]
 
 
 # --- the reference evaluation ---------------------------------------------------------------
@@ -218,70 +307,46 @@ class _Evaluator:
         self.plan: QueryPlan = query.plan
         self.truth = Truth(query)
 
-    def run(self, samples: Iterable[Sample]) -> Truth:
-        by_epoch: dict[int, dict[int, Sample]] = defaultdict(dict)
-        for sample in sorted(samples, key=lambda s: (s.epoch, s.t_us)):
-            if sample.node in by_epoch[sample.epoch]:
-                self.truth.anomalies.repeated += 1
-                continue
-            by_epoch[sample.epoch][sample.node] = sample
-        self.truth.ran = {e: set(nodes) for e, nodes in by_epoch.items()}
-        self.truth.anomalies.skipped = _skipped_epochs(self.truth.ran)
-        passing = {
-            e: [s for s in by_node.values() if self._passes(s)] for e, by_node in by_epoch.items()
-        }
+    def run(self, samples: SampleColumns) -> Truth:
+        kept = self._once_per_node_epoch(samples)
+        self.truth.anomalies.skipped = _skipped_epochs(kept)
+        passing = kept.take(self._verdicts(kept))
         if self.plan.is_aggregate:
-            self._aggregate(passing)
+            last_epoch = int(kept.epoch.max(initial=0))
+            self._aggregate(passing, last_epoch)
         else:
-            self._tuples(passing)
+            self.truth.rows = TruthReadings(self.query, passing)
         return self.truth
 
-    def _passes(self, sample: Sample) -> bool:
-        verdict = True
+    def _once_per_node_epoch(self, samples: SampleColumns) -> SampleColumns:
+        """A node's first evaluation of each epoch, ordered by epoch and node; a second
+        one of the same epoch is an anomaly."""
+        order = np.lexsort((samples.t_us, samples.epoch))  # stable: ties keep their order
+        key = samples.epoch[order] << 16 | samples.node[order]
+        _, first = np.unique(key, return_index=True)  # the first of each, sorted by key
+        self.truth.anomalies.repeated += len(samples) - len(first)
+        return samples.take(order[first])
+
+    def _verdicts(self, samples: SampleColumns) -> np.ndarray:
+        """Whether each sample passes every selection, checked in order as the mote does:
+        the first selection whose field was not read fails the sample."""
+        alive = np.ones(len(samples), bool)
         for selection in self.plan.selections:
-            value = sample.values.get(selection.field_index)
-            if value is None:
-                self.truth.anomalies.unread += 1
-                verdict = False
-                break
-            if not _holds(selection, value):
-                verdict = False
-                break
-        if verdict != sample.passed:
-            self.truth.anomalies.verdicts += 1
-        return verdict
+            values, read = samples.field(selection.field_index)
+            self.truth.anomalies.unread += int(np.count_nonzero(alive & ~read))
+            alive &= read & _holds(selection, values)
+        self.truth.anomalies.verdicts += int(np.count_nonzero(alive != samples.passed))
+        return alive
 
-    def _tuples(self, passing: Mapping[int, list[Sample]]) -> None:
-        readers = [(f.name, f.index, _wire_reader(f.wire_type)) for f in self.plan.fields]
-        for epoch in sorted(passing):
-            for sample in sorted(passing[epoch], key=lambda s: s.node):
-                read = sample.values
-                values = {
-                    name: reader(read[index]) if index in read else None
-                    for name, index, reader in readers
-                }
-                self.truth.rows.append(
-                    reading_row(self.query, epoch, sample.node, values, sample.t_us / 1e6)  # type: ignore[arg-type]
-                )
-
-    def _aggregate(self, passing: Mapping[int, list[Sample]]) -> None:
-        # inputs[expr_idx][group][epoch] = values of the readings
-        inputs: dict[int, dict[int, dict[int, list[int]]]] = defaultdict(
-            lambda: defaultdict(lambda: defaultdict(list))
-        )
-        last_t: dict[int, float] = {}
-        for epoch, samples in passing.items():
-            for sample in samples:
-                last_t[epoch] = max(last_t.get(epoch, 0.0), sample.t_us / 1e6)
-                for agg in self.plan.aggregates:
-                    reading = self._reading(agg, sample)
-                    if reading is not None:
-                        group, value = reading
-                        inputs[agg.expr_idx][group][epoch].append(value)
+    def _aggregate(self, passing: SampleColumns, last_epoch: int) -> None:
+        epochs, at = np.unique(passing.epoch, return_inverse=True)
+        latest = np.zeros(len(epochs), np.int64)
+        np.maximum.at(latest, at, passing.t_us)
+        last_t = dict(zip(epochs.tolist(), (latest / 1e6).tolist(), strict=True))
         values: dict[tuple[int, int], dict[int, float | int]] = defaultdict(dict)
-        last_epoch = max(self.truth.ran, default=0)
+        rows: list[AggregateRow] = []
         for agg in self.plan.aggregates:
-            for group, series in inputs[agg.expr_idx].items():
+            for group, series in self._inputs(agg, passing).items():
                 for epoch, value in _aggregate_series(agg, series, last_epoch).items():
                     values[(epoch, group)][agg.expr_idx] = value
         for epoch, group in sorted(values):
@@ -294,35 +359,47 @@ class _Evaluator:
             ]
             row = aggregate_row(self.query, epoch, group, finalized, last_t.get(epoch, 0.0))
             if row is not None:
-                self.truth.rows.append(row)
+                rows.append(row)
             elif any(v.value is not None for v in finalized):
                 self.truth.having_rejected.append((epoch, group))
+        self.truth.rows = rows
 
-    def _reading(self, agg: PlanAggregate, sample: Sample) -> tuple[int, int] | None:
-        value = sample.values.get(agg.field_index)
-        if value is None:
-            self.truth.anomalies.unread += 1
-            return None
-        group = 0
+    def _inputs(
+        self, agg: PlanAggregate, passing: SampleColumns
+    ) -> dict[int, dict[int, list[int]]]:
+        """group -> epoch -> the values one aggregate takes in, from the samples that read
+        its field (and its group's)."""
+        raw, read = passing.field(agg.field_index)
+        self.truth.anomalies.unread += int(np.count_nonzero(~read))
+        group = np.zeros(len(passing), np.int64)
         if agg.group is not None:
-            key = sample.values.get(agg.group.field_index)
-            if key is None:
-                self.truth.anomalies.unread += 1
-                return None
+            key, key_read = passing.field(agg.group.field_index)
+            self.truth.anomalies.unread += int(np.count_nonzero(read & ~key_read))
+            read = read & key_read
             group = wrap16(apply_arith(agg.group.arith, key))
-        return group, apply_arith(agg.arith, value)
+        group, epoch, value = group[read], passing.epoch[read], apply_arith(agg.arith, raw[read])
+        order = np.lexsort((epoch, group))
+        group, epoch, value = group[order], epoch[order], value[order]
+        cuts = np.flatnonzero((np.diff(group) != 0) | (np.diff(epoch) != 0)) + 1
+        inputs: dict[int, dict[int, list[int]]] = defaultdict(dict)
+        for start, stop in zip([0, *cuts.tolist()], [*cuts.tolist(), len(value)], strict=True):
+            if start < stop:
+                inputs[int(group[start])][int(epoch[start])] = value[start:stop].tolist()
+        return inputs
 
 
-def _skipped_epochs(ran: Mapping[int, set[int]]) -> int:
-    epochs: dict[int, list[int]] = defaultdict(list)
-    for epoch, nodes in ran.items():
-        for node in nodes:
-            epochs[node].append(epoch)
-    return sum(max(es) - min(es) + 1 - len(es) for es in epochs.values())
+def _skipped_epochs(kept: SampleColumns) -> int:
+    """Epochs each node let pass between its first and last evaluation (one per epoch)."""
+    nodes, at = np.unique(kept.node, return_inverse=True)
+    first = np.full(len(nodes), np.iinfo(np.int64).max)
+    last = np.full(len(nodes), np.iinfo(np.int64).min)
+    np.minimum.at(first, at, kept.epoch)
+    np.maximum.at(last, at, kept.epoch)
+    return int((last - first + 1 - np.bincount(at, minlength=len(nodes))).sum())
 
 
-def _holds(selection: PlanSelection, value: int) -> bool:
-    return bool(_COMPARE[selection.op](apply_arith(selection.arith, value), selection.value))
+def _holds(selection: PlanSelection, value: np.ndarray) -> np.ndarray:
+    return np.asarray(_COMPARE[selection.op](apply_arith(selection.arith, value), selection.value))
 
 
 def _aggregate_series(
@@ -377,6 +454,6 @@ def _expavg(args: Sequence[int], series: Mapping[int, list[int]]) -> dict[int, f
     return out
 
 
-def ground_truth(query: RegisteredQuery, samples: Iterable[Sample]) -> Truth:
+def ground_truth(query: RegisteredQuery, samples: SampleColumns) -> Truth:
     """The truth of ``query`` from its nodes' samples (see the module docstring)."""
     return _Evaluator(query).run(samples)

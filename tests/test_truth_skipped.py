@@ -6,7 +6,7 @@ fewer readings, and every yield measured against it looks better than the networ
 
 from __future__ import annotations
 
-from motebase.emu.truth import Sample, ground_truth
+from motebase.emu.truth import Sample, SampleColumns, ground_truth
 from motebase.gateway.assembly import RegisteredQuery
 from motebase.gateway.plan import compile_query
 
@@ -20,7 +20,7 @@ def _samples(node: int, epochs: list[int]) -> list[Sample]:
 def test_gaps_between_a_nodes_first_and_last_epoch_are_skipped_epochs() -> None:
     query = RegisteredQuery(1, compile_query(SQL), 0.0, SQL)
     samples = _samples(1, [1, 2, 3, 4]) + _samples(2, [1, 3, 5]) + _samples(3, [2, 3])
-    truth = ground_truth(query, samples)
+    truth = ground_truth(query, SampleColumns.of(samples))
     assert truth.anomalies.skipped == 2  # node 2 let epochs 2 and 4 pass
     assert truth.anomalies.total == 2
     assert len(truth.rows) == 9
@@ -28,5 +28,6 @@ def test_gaps_between_a_nodes_first_and_last_epoch_are_skipped_epochs() -> None:
 
 def test_a_node_that_joins_late_or_leaves_early_skips_nothing() -> None:
     query = RegisteredQuery(1, compile_query(SQL), 0.0, SQL)
-    truth = ground_truth(query, _samples(1, [1, 2, 3]) + _samples(2, [3, 4, 5, 6]))
+    samples = _samples(1, [1, 2, 3]) + _samples(2, [3, 4, 5, 6])
+    truth = ground_truth(query, SampleColumns.of(samples))
     assert truth.anomalies.skipped == 0

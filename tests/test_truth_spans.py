@@ -15,7 +15,7 @@ import pytest
 
 from motebase.emu.experiment import _Routes, _Runner
 from motebase.emu.network import OBSERVATION_DTYPE, mote_id, node_index
-from motebase.emu.truth import OBS_SAMPLED, samples_of
+from motebase.emu.truth import OBS_SAMPLED
 
 
 def observations(rng: np.random.Generator, n: int, nodes: int) -> np.ndarray:
@@ -36,16 +36,15 @@ def routes(rng: np.random.Generator, snapshots: int, nodes: int) -> _Routes:
 
 
 def one_at_a_time(outcome: Any, picked: np.ndarray, known: _Routes) -> None:
-    for sample in samples_of(picked):
-        first, last = outcome.node_epochs.get(sample.node, (sample.epoch, sample.epoch))
-        outcome.node_epochs[sample.node] = (min(first, sample.epoch), max(last, sample.epoch))
-        outcome.last_sample_ms[sample.node] = max(
-            outcome.last_sample_ms.get(sample.node, 0.0), sample.t_us / 1000.0
-        )
+    columns = (picked[c].tolist() for c in ("node", "epoch", "t_us"))
+    for node, epoch, t_us in zip(*columns, strict=True):
+        first, last = outcome.node_epochs.get(node, (epoch, epoch))
+        outcome.node_epochs[node] = (min(first, epoch), max(last, epoch))
+        outcome.last_sample_ms[node] = max(outcome.last_sample_ms.get(node, 0.0), t_us / 1000.0)
         # the lookup _Routes.depth made per sample before depths_at
-        i = max(0, bisect.bisect_right(known.times, sample.t_us) - 1)
-        depth = int(known.depths[i][node_index(sample.node)]) if known.depths else 0xFF
-        outcome.depth[(sample.node, sample.epoch)] = depth
+        i = max(0, bisect.bisect_right(known.times, t_us) - 1)
+        depth = int(known.depths[i][node_index(node)]) if known.depths else 0xFF
+        outcome.depth[(node, epoch)] = depth
 
 
 def blank() -> Any:

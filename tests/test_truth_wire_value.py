@@ -8,7 +8,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from motebase.emu.network import OBSERVATION_DTYPE
-from motebase.emu.truth import OBS_QUERY, OBS_SAMPLED, Sample, samples_from, wire_value
+from motebase.emu.truth import (
+    OBS_QUERY,
+    OBS_SAMPLED,
+    Sample,
+    SampleColumns,
+    sample_columns,
+    sampled,
+    wire_value,
+)
 from motebase.gateway.protocol.result import FIELD_VALUE, WireType
 
 
@@ -29,10 +37,11 @@ def test_wire_value_wraps_and_signs_as_the_mote_does() -> None:
     assert wire_value(WireType.UINTFOUR, -1) == 0xFFFFFFFF
 
 
-def test_samples_from_reads_every_observation_as_numpy_scalars_did() -> None:
-    """samples_from takes whole columns at once (issue 14); the samples are those of its
-    former loop over numpy scalars, one observation at a time, for random observations
-    of several kinds, queries and times."""
+def test_sample_columns_read_every_observation_as_the_loop_over_them_did() -> None:
+    """The truth's samples are whole columns of the observations (issue 14); they are the
+    samples of the former loop over numpy scalars, one observation at a time, for random
+    observations of several kinds, queries and times: a field counts as read when its
+    bit is set and it is among the fields the observation carries."""
     rng = np.random.default_rng(14)
     n = 2000
     obs = np.zeros(n, OBSERVATION_DTYPE)
@@ -55,7 +64,11 @@ def test_samples_from_reads_every_observation_as_numpy_scalars_did() -> None:
         expected.append(
             Sample(int(o["node"]), int(o["epoch"]), int(o["t_us"]), bool(o["status"]), values)
         )
-    got = samples_from(obs, 1, since)
-    assert got == expected and len(got) > 100
-    assert [type(v) for s in got[:20] for v in (s.node, s.epoch, s.t_us)] == [int] * 60
-    assert samples_from(obs[:0], 1) == []
+    got = sample_columns(sampled(obs, 1, since))
+    want = SampleColumns.of(expected)
+    assert len(got) == len(want) > 100
+    for name in ("node", "epoch", "t_us", "passed"):
+        assert getattr(got, name).tolist() == getattr(want, name).tolist()
+    assert (got.have == want.have).all()
+    assert (np.where(got.have, got.values, 0) == want.values).all()
+    assert len(sample_columns(obs[:0])) == 0
