@@ -31,7 +31,6 @@ import json
 import os
 import platform
 import pstats
-import resource
 import statistics
 import subprocess
 import sys
@@ -86,24 +85,26 @@ def tree_cwd(tree: str, scratch: Path) -> Path:
 
 
 def run_once(tree: str, args: list[str], out: Path) -> dict[str, Any]:
-    """One timed command: wall and CPU seconds, rows written, the file's hash."""
+    """One timed command: wall and CPU seconds, peak memory, rows written, the file's hash."""
     out.unlink(missing_ok=True)
-    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(
+    child = subprocess.Popen(
         [sys.executable, "-c", MOTE, *args],
         env=tree_env(tree),
         cwd=tree_cwd(tree, out.parent),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        check=True,
     )
+    _, status, usage = os.wait4(child.pid, 0)  # this child's own resources
     wall = time.perf_counter() - start
-    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise subprocess.CalledProcessError(child.returncode, child.args)
     data = out.read_bytes()
     return {
         "wall_s": wall,
-        "cpu_s": (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime),
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mb": round(usage.ru_maxrss / 1024),
         "rows": data.count(b"\n"),
         "sha256": hashlib.sha256(data).hexdigest(),
     }
@@ -158,6 +159,7 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "best_rows_per_s": round(rows / min(walls)),
         "median_rows_per_s": round(rows / statistics.median(walls)),
         "median_rows_per_cpu_s": round(rows / statistics.median(r["cpu_s"] for r in runs)),
+        "peak_rss_mb": [r["peak_rss_mb"] for r in runs],
         "sha256": sorted({r["sha256"] for r in runs}),
     }
 

@@ -102,8 +102,8 @@ def test_beside_table_runs_an_aggregate_beside_a_select(tmp_path: Path) -> None:
 
 def test_emulate_e2e_times_the_command_and_profiles_its_stages(tmp_path: Path) -> None:
     """bench/emulate_e2e.py --quick on two "trees" (the installed package twice): each
-    radio's rows written, identical bytes from both, rates, and a profile that finds every
-    stage."""
+    radio's rows written, identical bytes from both, rates, each run's peak memory, and a
+    profile that finds every stage."""
     out = tmp_path / "e2e.json"
     done = run_bench(
         "emulate_e2e.py",
@@ -118,6 +118,7 @@ def test_emulate_e2e_times_the_command_and_profiles_its_stages(tmp_path: Path) -
     (summary,) = lossless["trees"].values()  # one tree, named twice
     assert summary["rows"] > 0 and summary["best_rows_per_s"] > 0
     assert len(summary["wall_s"]) == 2  # both runs of it kept
+    assert all(30 < mb < 1000 for mb in summary["peak_rss_mb"])  # the child's, in MB
     (profile,) = report["profiles"].values()
     stages = profile["stages_s"]
     assert set(stages) >= {"emulator (C)", "session: decode, assemble", "truth", "JSON sink"}
