@@ -18,7 +18,7 @@ from motebase.emu.topology import DEFAULT_LINK_MODEL
 from motebase.gateway.cli.params import Duration, platform_option, sql_error
 from motebase.gateway.cli.plot_cmds import drawing, picture_option
 from motebase.gateway.cli.signals import sigterm_calls
-from motebase.gateway.console import end_live, make_console
+from motebase.gateway.console import end_live, make_console, throttled
 from motebase.gateway.sinks import STDOUT
 
 if TYPE_CHECKING:  # the emulator loads only when a command runs it
@@ -249,7 +249,7 @@ def _run_experiment(
                 epochs=epochs,
                 warmup_ms=warmup_ms,
                 sinks=sinks,
-                progress=status.update,
+                progress=throttled(status.update),
                 adapt_rate=adapt_rate,
             )
         except (TinySQLError, LogLockedError, LogCorruptError) as exc:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -29,6 +31,27 @@ def end_live(console: Console) -> None:
     would be glued to it."""
     if not console.is_terminal:
         console.line()
+
+
+def throttled(
+    update: Callable[[str], None],
+    every_s: float = 0.1,
+    clock: Callable[[], float] = time.monotonic,
+) -> Callable[[str], None]:
+    """``update`` (a status line's) called at most once per ``every_s`` of ``clock``: a
+    caller that reports at every step of its loop -- `mote emulate`'s every 50 ms of
+    virtual time -- had rich parse each message's markup, 13,000 of them in a 1,000-node
+    run, for a line the terminal redraws 12 times a second."""
+    shown_at = -float("inf")
+
+    def show(message: str) -> None:
+        nonlocal shown_at
+        now = clock()
+        if now - shown_at >= every_s:
+            shown_at = now
+            update(message)
+
+    return show
 
 
 def _isatty(stream: object) -> bool:
