@@ -165,6 +165,34 @@ def test_a_query_flood_lost_at_the_root_is_sent_again() -> None:
     assert counts(experiment)[:12] == [1, 1, 3] + [9] * 9  # the 12 epochs asked for
 
 
+def run_with_a_link_cut(
+    tmp_path: Path,
+    pairs: list[tuple[int, int, float]],
+    cut: tuple[int, int],
+    sql: str,
+    *,
+    epochs: int,
+    seed: int,
+) -> tuple[Experiment, list[int]]:
+    """Six motes linked as ``pairs`` (both ways); at 90 s of virtual time the link ``cut``
+    dies both ways while ``sql`` runs. The experiment, and each node's depth at its end."""
+    links = tmp_path / "links.csv"
+    links.write_text("".join(f"{a},{b},{p}\n{b},{a},{p}\n" for a, b, p in pairs))
+    done: list[float] = []
+    with Network(NetworkConfig(nodes=6, link_table=str(links), seed=seed)) as net:
+
+        def cut_link(_: str) -> None:
+            if not done and net.now_ms >= 90_000:
+                done.append(net.now_ms)
+                net.set_link(*cut, 0.0)
+                net.set_link(cut[1], cut[0], 0.0)
+
+        experiment = run_experiment(net, [QueryRun(sql)], epochs=epochs, progress=cut_link)
+        depths = [int(d) for d in net.routing().depth]
+    assert done
+    return experiment, depths
+
+
 def test_a_relay_cut_from_the_root_takes_the_long_way_and_its_subtree_follows(
     tmp_path: Path,
 ) -> None:
@@ -177,28 +205,11 @@ def test_a_relay_cut_from_the_root_takes_the_long_way_and_its_subtree_follows(
     # -- and counts all six from epoch 11 on. Before, 1 never had a generation newer than
     # its own to take, and COUNT stayed at 3; without the depth notice (core/mote.c)
     # epoch 11 counted 4: 2 and 3 sent in their old intervals, 1 slept through them.
-    links = tmp_path / "links.csv"
     pairs = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (0, 4, 1.0), (4, 5, 1.0), (5, 1, 0.9)]
-    links.write_text("".join(f"{a},{b},{p}\n{b},{a},{p}\n" for a, b, p in pairs))
-    cut: list[float] = []
-    with Network(NetworkConfig(nodes=6, link_table=str(links), seed=1)) as net:
-
-        def cut_0_1(_: str) -> None:
-            if not cut and net.now_ms >= 90_000:
-                cut.append(net.now_ms)
-                net.set_link(0, 1, 0.0)
-                net.set_link(1, 0, 0.0)
-
-        experiment = run_experiment(
-            net,
-            [QueryRun("SELECT COUNT(*) FROM sensors EPOCH DURATION 8192")],
-            epochs=16,
-            progress=cut_0_1,
-        )
-        depths = net.routing().depth
-    assert cut
+    sql = "SELECT COUNT(*) FROM sensors EPOCH DURATION 8192"
+    experiment, depths = run_with_a_link_cut(tmp_path, pairs, (0, 1), sql, epochs=16, seed=1)
     assert counts(experiment)[:16] == [6] * 6 + [3] * 4 + [6] * 6
-    assert [int(d) for d in depths] == [0, 3, 4, 5, 1, 2]
+    assert depths == [0, 3, 4, 5, 1, 2]
 
 
 @pytest.mark.xfail(
@@ -213,25 +224,9 @@ def test_a_select_relay_cut_from_its_parent_takes_the_other_way(tmp_path: Path) 
     # samples every epoch, so from a few epochs on each epoch must bring all 6 tuples.
     # On seed 4, 2 loses its parent and stays unrouted: 5, at its old depth, is a
     # candidate only with a newer route generation, and 5 is stuck at an old one.
-    links = tmp_path / "links.csv"
     pairs = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (0, 4, 1.0), (4, 5, 1.0), (5, 2, 0.9)]
-    links.write_text("".join(f"{a},{b},{p}\n{b},{a},{p}\n" for a, b, p in pairs))
-    cut: list[float] = []
-    with Network(NetworkConfig(nodes=6, link_table=str(links), seed=4)) as net:
-
-        def cut_1_2(_: str) -> None:
-            if not cut and net.now_ms >= 90_000:
-                cut.append(net.now_ms)
-                net.set_link(1, 2, 0.0)
-                net.set_link(2, 1, 0.0)
-
-        experiment = run_experiment(
-            net,
-            [QueryRun("SELECT nodeid FROM sensors EPOCH DURATION 8192")],
-            epochs=24,
-            progress=cut_1_2,
-        )
-    assert cut
+    sql = "SELECT nodeid FROM sensors EPOCH DURATION 8192"
+    experiment, _ = run_with_a_link_cut(tmp_path, pairs, (1, 2), sql, epochs=24, seed=4)
     (outcome,) = experiment.outcomes
     per_epoch = [sum(1 for row in outcome.rows if row.epoch == e) for e in range(1, 25)]
     assert per_epoch[:6] == [6] * 6  # before the cut
