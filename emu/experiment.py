@@ -33,6 +33,7 @@ from motebase.emu.truth import (
     QUERY_FREE,
     SampleColumns,
     Truth,
+    extremes,
     ground_truth,
     sample_columns,
     sampled,
@@ -347,9 +348,7 @@ class _Runner:
 def _complete_through(outcome: QueryOutcome, samples: SampleColumns, collected_until: float) -> int:
     """The last epoch whose results all had time to arrive: sampled, plus two epochs of
     margin, before the gateway stopped collecting (and no later than a stop)."""
-    epochs, at = np.unique(samples.epoch, return_inverse=True)
-    latest = np.zeros(len(epochs), np.int64)
-    np.maximum.at(latest, at, samples.t_us)
+    epochs, _, _, latest = extremes(samples.epoch, samples.t_us)
     margin_us = 2 * outcome.epoch_ms * 1000
     done = epochs[latest + margin_us <= collected_until * 1e6]
     through = int(done.max(initial=0))

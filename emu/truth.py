@@ -247,6 +247,19 @@ def sample_columns(picked: np.ndarray) -> SampleColumns:
     )
 
 
+def extremes(
+    keys: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct keys (sorted), each entry's place among them, and the least and the
+    greatest value of each key's entries."""
+    distinct, at = np.unique(keys, return_inverse=True)
+    least = np.full(len(distinct), np.iinfo(np.int64).max)
+    greatest = np.full(len(distinct), np.iinfo(np.int64).min)
+    np.minimum.at(least, at, values)
+    np.maximum.at(greatest, at, values)
+    return distinct, at, least, greatest
+
+
 # --- the readings of a tuple query ----------------------------------------------------------
 
 
@@ -339,9 +352,7 @@ class _Evaluator:
         return alive
 
     def _aggregate(self, passing: SampleColumns, last_epoch: int) -> None:
-        epochs, at = np.unique(passing.epoch, return_inverse=True)
-        latest = np.zeros(len(epochs), np.int64)
-        np.maximum.at(latest, at, passing.t_us)
+        epochs, _, _, latest = extremes(passing.epoch, passing.t_us)
         last_t = dict(zip(epochs.tolist(), (latest / 1e6).tolist(), strict=True))
         values: dict[tuple[int, int], dict[int, float | int]] = defaultdict(dict)
         rows: list[AggregateRow] = []
@@ -390,11 +401,7 @@ class _Evaluator:
 
 def _skipped_epochs(kept: SampleColumns) -> int:
     """Epochs each node let pass between its first and last evaluation (one per epoch)."""
-    nodes, at = np.unique(kept.node, return_inverse=True)
-    first = np.full(len(nodes), np.iinfo(np.int64).max)
-    last = np.full(len(nodes), np.iinfo(np.int64).min)
-    np.minimum.at(first, at, kept.epoch)
-    np.maximum.at(last, at, kept.epoch)
+    nodes, at, first, last = extremes(kept.node, kept.epoch)
     return int((last - first + 1 - np.bincount(at, minlength=len(nodes))).sum())
 
 
