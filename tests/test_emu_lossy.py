@@ -59,6 +59,7 @@ WARMUP_MS = 30_000  # the tree forms before the query arrives
 EPOCHS = 40
 STEADY_FROM = 8  # epochs before this one are the query spreading
 NO_PARENT = 0xFFFF
+BEACON_PERIOD_MS = 4096  # firmware/core/mote_state.h
 SELECT = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 1s"
 
 
@@ -66,6 +67,7 @@ SELECT = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 1s"
 class Observed:
     parentless: list[int] = field(default_factory=list)  # per routing snapshot
     cycle_nodes: set[int] = field(default_factory=set)
+    longest_cycle_ms: float = 0.0  # the longest a node stayed in a cycle, snapshot to snapshot
     origins_by_epoch: dict[int, set[int]] = field(default_factory=dict)
     records_by_epoch: dict[int, list[int]] = field(default_factory=dict)
 
@@ -95,12 +97,20 @@ def run_query(sql: str, seed: int, nodes: int = NODES) -> Observed:
         net.uart_write(frame)
         net.run_for(1000)
     seen = Observed()
+    looping_since: dict[int, float] = {}
     for half_second in range(2 * EPOCHS):
         net.run_for(500)
         if half_second >= 2 * STEADY_FROM:
             parent = [int(p) for p in net.routing().parent]
             seen.parentless.append(sum(p == NO_PARENT for p in parent[1:]))
-            seen.cycle_nodes |= nodes_in_cycles(parent)
+            cycle = nodes_in_cycles(parent)
+            seen.cycle_nodes |= cycle
+            for node in cycle:
+                looping_since.setdefault(node, net.now_ms)
+            for node in set(looping_since) - cycle:
+                looping_since.pop(node)
+            for since in looping_since.values():
+                seen.longest_cycle_ms = max(seen.longest_cycle_ms, net.now_ms - since)
     plan = compile_query(sql)
     origins: dict[int, set[int]] = collections.defaultdict(set)
     records: dict[int, list[int]] = collections.defaultdict(list)
@@ -130,7 +140,13 @@ def test_select_keeps_the_tree_formed_and_tuples_flowing(
     nodes: int, seed: int, min_delivered: float
 ) -> None:
     seen = run_query(SELECT, seed, nodes)
-    assert not seen.cycle_nodes, f"routing cycle through {sorted(seen.cycle_nodes)}"
+    # The data path breaks a loop that stale depths or costs still close: a child no deeper
+    # than its parent is refused and hears its beacon (core/results.c). Loops that lasted
+    # (before the routing fixes, or the count-to-infinity in docs/radio.md's open section)
+    # stay past a beacon period.
+    assert seen.longest_cycle_ms < BEACON_PERIOD_MS, (
+        f"routing cycle through {sorted(seen.cycle_nodes)} for {seen.longest_cycle_ms} ms"
+    )
     share_parentless = sum(seen.parentless) / (len(seen.parentless) * (nodes - 1))
     assert share_parentless <= 0.10, share_parentless
     epochs = steady(seen.origins_by_epoch)

