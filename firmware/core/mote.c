@@ -308,11 +308,8 @@ void mote_on_alarm(mote_state *st)
      * it was (net/routing.h), and its transmit phase, moved to the unrouted slot, came
      * two or three epochs later: relays of 1,000-node grids on `sinr` stayed unrouted for
      * 24 s at 8-s epochs, with up to 300 nodes behind them. */
-    if ((!run_any(st) || seeking_route(st)) && sched_due(st->next_beacon_at, now)) {
-        routing_tick(&st->rt);
-        st->beacon_due = BEACON_NOW;
-        st->next_beacon_at = now + BEACON_PERIOD_MS;
-    }
+    if (!run_any(st) || seeking_route(st))
+        tx_beacon_period(st, now);
     if (st->beacon_due == BEACON_SOON && sched_due(st->beacon_soon_at, now))
         st->beacon_due = BEACON_NOW;
     if (st->retry_pending && sched_due(st->retry_at, now)) {

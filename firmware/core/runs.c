@@ -8,6 +8,7 @@
 #include "schedule.h"
 #include "sharing.h"
 #include "stops.h"
+#include "txpath.h"
 
 /* How late an epoch's work may begin rather than be skipped: two intervals, what a move
  * two levels deeper shifts it by. (All but an interval let a 100-node lossy grid at 1 s
@@ -418,11 +419,7 @@ static void phase_transmit(mote_state *st, uint8_t slot, uint32_t now)
     if (q->status == QUERY_RUNNING && past_last_epoch(q, run->label + 1u))
         run_drain(st, slot);
     /* Beacons ride on this wake-up rather than on an alarm of their own. */
-    if (sched_due(st->next_beacon_at, now)) {
-        routing_tick(&st->rt);
-        st->beacon_due = BEACON_NOW;
-        st->next_beacon_at = now + BEACON_PERIOD_MS;
-    }
+    tx_beacon_period(st, now);
     if (st->id == MOTE_ROOT_ID) {
         run->phase = PH_PARENT; /* at the root: the end of its own interval */
         run->next_at = run_epoch_end(run);

@@ -289,6 +289,16 @@ uint8_t tx_result(mote_state *st, const uint8_t *qr, uint16_t origin, int16_t va
     return 1;
 }
 
+uint8_t tx_beacon_period(mote_state *st, uint32_t now)
+{
+    if (!sched_due(st->next_beacon_at, now))
+        return 0;
+    routing_tick(&st->rt);
+    st->beacon_due = BEACON_NOW;
+    st->next_beacon_at = now + BEACON_PERIOD_MS;
+    return 1;
+}
+
 uint8_t tx_gate(const mote_state *st)
 {
     uint8_t i;

@@ -70,6 +70,10 @@ typedef struct held_result {
 /* Queue a control packet (AM `am`, `len` data bytes) for the radio; counted if dropped. */
 void tx_control(mote_state *st, uint16_t addr, uint8_t am, const uint8_t *data, uint8_t len);
 
+/* 1 if the periodic beacon's time has come: then routing's period ticks, the beacon is
+ * due (mote.c sends it) and the next one is a period away. */
+uint8_t tx_beacon_period(mote_state *st, uint32_t now);
+
 /*
  * Query requests (AM 104, core/sharing.c) are paced here, where they go on the air: no
  * request leaves before tx_request_after, and the answer to the last one is awaited
