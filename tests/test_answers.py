@@ -212,18 +212,14 @@ def test_a_relay_cut_from_the_root_takes_the_long_way_and_its_subtree_follows(
     assert depths == [0, 3, 4, 5, 1, 2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a leaf of a tuple query never hears its parent's beacons, so its route "
-    "generation stops, and a relay that lost its parent cannot take it "
-    '(docs/radio.md, "a link dies under a SELECT")',
-)
 def test_a_select_relay_cut_from_its_parent_takes_the_other_way(tmp_path: Path) -> None:
     # 0-1-2-3 in a line, and another way from 0 to 2 through 4 and 5. At 90 s (epoch 7)
     # the link 1-2 dies: relay 2 must go through 5 and take 3 with it. Every node
     # samples every epoch, so from a few epochs on each epoch must bring all 6 tuples.
-    # On seed 4, 2 loses its parent and stays unrouted: 5, at its old depth, is a
-    # candidate only with a newer route generation, and 5 is stuck at an old one.
+    # 2, which lost its parent, may take 5 (as deep as it was) only with a route
+    # generation no older than its own, and 5, a leaf of a tuple query, hears its
+    # parent's beacons only when told (net/routing.h, ROUTING_GEN_TELL). Before, 5's
+    # generation stopped, and on this seed 2 and 3 delivered nothing for 18 epochs.
     pairs = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (0, 4, 1.0), (4, 5, 1.0), (5, 2, 0.9)]
     sql = "SELECT nodeid FROM sensors EPOCH DURATION 8192"
     experiment, _ = run_with_a_link_cut(tmp_path, pairs, (1, 2), sql, epochs=24, seed=4)

@@ -352,8 +352,10 @@ uint8_t results_receive(mote_state *st, const tos_header *tos, const uint8_t *da
     mhop_header_unpack(&mh, data);
     depth = routing_depth(&st->rt);
     deepest = routing_deepest(&st->rt);
-    routing_on_packet_snr(&st->rt, tos, &mh, body, body_len,
-                          HAL_RX_SNR(st->hal));
+    /* A child far behind on route generations: it stays awake a moment after its beacon
+     * (core/txpath.c, tx_done) to hear ours. */
+    if (routing_on_packet_snr(&st->rt, tos, &mh, body, body_len, HAL_RX_SNR(st->hal)))
+        answer_stale_child(st);
     /* A beacon naming us as parent: a child, even one our full neighbour table forgot. */
     if (tos->type == AM_ROUTE_BEACON && body_len >= 2 && le16_get(body) == st->id)
         st->child_epochs = CHILD_MEMORY_EPOCHS;

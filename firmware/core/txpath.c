@@ -910,6 +910,8 @@ void tx_done(mote_state *st, uint8_t outcome)
         st->flags |= MOTE_F_REQUEST_LOST;
     } else if (kind == TX_RESULT_UNICAST || kind == TX_RESULT_BCAST)
         result_done(st, kind, acked);
+    else if (kind == TX_OTHER_CONTROL) /* beacons mostly: the parent may answer one (results.c) */
+        st->hold_until = mote_now(st) + ACTIVITY_HOLD_MS;
     tx_pump(st);
 }
 

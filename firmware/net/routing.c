@@ -116,13 +116,18 @@ static uint8_t fresher(const routing *rt, const routing_neighbor *n)
     return (n->flags & ROUTING_NB_GEN) && gen_newer(n->gen, rt->gen);
 }
 
+/* n advertised a generation more than `by` older than ours. */
+static uint8_t lags(const routing *rt, const routing_neighbor *n, uint8_t by)
+{
+    return (n->flags & ROUTING_NB_GEN) && rt->gen != 0u && gen_newer(rt->gen, (uint16_t)(n->gen + by));
+}
+
 /* n's path lags ours by more than ROUTING_GEN_SLACK: taking it would leave our generation
  * ahead of our parent's, and a node that had ours from us could then look fresher to the
  * parent than it is. */
 static uint8_t staler(const routing *rt, const routing_neighbor *n)
 {
-    return (n->flags & ROUTING_NB_GEN) && rt->gen != 0u &&
-           gen_newer(rt->gen, (uint16_t)(n->gen + ROUTING_GEN_SLACK));
+    return lags(rt, n, ROUTING_GEN_SLACK);
 }
 
 static uint8_t is_candidate(const routing *rt, const routing_neighbor *n)
@@ -781,21 +786,21 @@ static void heard_signal(routing_neighbor *n, int8_t snr_db)
                                            : (int8_t)((3u * (uint8_t)n->snr + (uint8_t)snr_db + 2u) >> 2);
 }
 
-void routing_on_packet_snr(routing *rt, const tos_header *tos, const mhop_header *mh,
-                           const uint8_t *body, uint8_t body_len, int8_t snr_db)
+uint8_t routing_on_packet_snr(routing *rt, const tos_header *tos, const mhop_header *mh,
+                              const uint8_t *body, uint8_t body_len, int8_t snr_db)
 {
     routing_neighbor *n;
-    uint8_t slot;
+    uint8_t slot, lagging = 0;
     uint16_t src = mh->sourceaddr;
 
     if (src == rt->self || src == TOS_BCAST_ADDR || src == TOS_UART_ADDR) {
-        return;
+        return 0;
     }
     slot = find_slot(rt, src);
     if (slot == NO_SLOT) {
         slot = admit(rt, src, mh->hopcount, snr_db);
         if (slot == NO_SLOT) {
-            return;
+            return 0;
         }
         rt->nb[slot].last_seqno = (uint8_t)mh->seqno;
     } else if (am_is_result(tos->type) || tos->type == AM_ROUTE_BEACON) {
@@ -817,14 +822,17 @@ void routing_on_packet_snr(routing *rt, const tos_header *tos, const mhop_header
                                      : n->flags & ~(ROUTING_NB_MOTEBASE | ROUTING_NB_GEN));
         if (trailer)
             n->gen = le16_get(&trailer[4]);
-        if (trailer && (n->flags & ROUTING_NB_CHILD))
+        if (trailer && (n->flags & ROUTING_NB_CHILD)) {
             heard_deepest(rt, trailer);
+            lagging = lags(rt, n, ROUTING_GEN_TELL);
+        }
     } else if (am_is_result(tos->type) && tos->addr != TOS_BCAST_ADDR) {
         set_child(n, tos->addr == rt->self); /* whom it sends results to is its parent */
         if (tos->addr != rt->self) /* it is done with what it sent us: no resend to come */
             n->flags &= (uint8_t)~ROUTING_NB_DATA_SEEN;
     }
     reselect(rt, 0);
+    return lagging;
 }
 
 /* `slot`: the sender's neighbour entry, or NO_SLOT. */

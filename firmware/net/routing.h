@@ -150,6 +150,12 @@
  * seeds 1-10, SELECT 100 @8 s .942 -> .922, `logistic` SELECT 25 @2 s .989 -> .968);
  * with 2, .942 and .984. */
 #define ROUTING_GEN_SLACK 2u
+/* A child whose beacons lag our generation by more than this is told ours at once
+ * (routing_on_packet_snr). A leaf of a tuple query is awake only around its own sends, and
+ * its parent's beacons ride on the parent's: it heard none, its generation stopped, and a
+ * neighbour that lost its parent could not take it (docs/radio.md, a link dies under a
+ * SELECT). With 2 as with 8 the six-mote layout there recovers; 8 tells less often. */
+#define ROUTING_GEN_TELL 8u
 
 /* RoutePacket after the mhop header: parent, cost, estEntries, entries. */
 #define ROUTING_BEACON_FIXED 5u
@@ -252,9 +258,11 @@ void routing_on_packet(routing *rt, const tos_header *tos, const mhop_header *mh
                        const uint8_t *body, uint8_t body_len);
 
 /* The same, for a packet whose signal the radio measured: `snr_db` over our noise
- * floor (ROUTING_SNR_UNKNOWN: not measured). */
-void routing_on_packet_snr(routing *rt, const tos_header *tos, const mhop_header *mh,
-                           const uint8_t *body, uint8_t body_len, int8_t snr_db);
+ * floor (ROUTING_SNR_UNKNOWN: not measured). Returns 1 for a beacon of our child whose
+ * route generation lags ours by more than ROUTING_GEN_TELL: it does not hear our beacons,
+ * and one sent at once -- while it listens after its own -- tells it ours. */
+uint8_t routing_on_packet_snr(routing *rt, const tos_header *tos, const mhop_header *mh,
+                              const uint8_t *body, uint8_t body_len, int8_t snr_db);
 
 /*
  * Duplicate / cycle / no-route check for a packet addressed to this node,

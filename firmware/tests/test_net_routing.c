@@ -1102,6 +1102,49 @@ static void test_a_parent_with_newer_news_is_followed_down(void)
     CHECK_EQ(routing_depth(&nw.rt[3]), 5);
 }
 
+/* `rt` hears the beacon `buf` (as routing_build_beacon made it): whether it says to tell
+ * the sender our generation. */
+static uint8_t hear_beacon(routing *rt, const uint8_t *buf, uint8_t len)
+{
+    tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
+    mhop_header mh;
+    tos.length = len;
+    mhop_header_unpack(&mh, buf);
+    return routing_on_packet_snr(rt, &tos, &mh, buf + MHOP_HEADER_LEN,
+                                 (uint8_t)(len - MHOP_HEADER_LEN), ROUTING_SNR_UNKNOWN);
+}
+
+/*
+ * A child whose beacons advertise a route generation more than ROUTING_GEN_TELL behind
+ * ours has not heard our beacons for that long -- a leaf of a tuple query is awake only
+ * around its own sends -- and a neighbour that lost its parent cannot take it. Hearing
+ * such a beacon, routing says so, and the node answers at once (core/results.c). Not
+ * for a child within ROUTING_GEN_TELL, nor for a neighbour that is not our child.
+ */
+static void test_a_child_far_behind_on_generations_is_to_be_told(void)
+{
+    net nw;
+    uint8_t child[TOS_DATA_LENGTH], sibling[TOS_DATA_LENGTH], child_len, sibling_len;
+
+    net_init(&nw, 4);
+    connect(&nw, 0, 1, 1);
+    connect(&nw, 1, 2, 1);
+    connect(&nw, 0, 3, 1);
+    connect(&nw, 1, 3, 1);
+    net_rounds(&nw, 6);
+    CHECK_EQ(routing_parent(&nw.rt[2]), 1);
+    CHECK_EQ(routing_parent(&nw.rt[3]), 0);
+    /* what 2 and 3 advertise now, heard again later: as if they had heard nothing since */
+    child_len = routing_build_beacon(&nw.rt[2], child, sizeof child);
+    sibling_len = routing_build_beacon(&nw.rt[3], sibling, sizeof sibling);
+    CHECK_EQ(hear_beacon(&nw.rt[1], child, child_len), 0);
+    net_rounds(&nw, (int)ROUTING_GEN_TELL); /* the root's generation: one more a round */
+    CHECK_EQ(hear_beacon(&nw.rt[1], child, child_len), 0);
+    net_round(&nw);
+    CHECK_EQ(hear_beacon(&nw.rt[1], child, child_len), 1);
+    CHECK_EQ(hear_beacon(&nw.rt[1], sibling, sibling_len), 0); /* as far behind, not a child */
+}
+
 int main(void)
 {
     test_root();
@@ -1138,5 +1181,6 @@ int main(void)
     test_parent_moving_deeper_but_cheaper_is_followed();
     test_a_lost_root_closes_no_loop();
     test_a_parent_with_newer_news_is_followed_down();
+    test_a_child_far_behind_on_generations_is_to_be_told();
     return check_report("test_net_routing");
 }
