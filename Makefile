@@ -74,6 +74,7 @@ bench: $(BIN)/mote
 	$(BIN)/python bench/spark_latency.py
 	$(BIN)/python bench/issue10.py --seeds 30
 	$(BIN)/python bench/beside.py --seeds 30
+	$(BIN)/python bench/loops.py --out bench/results/loops.json
 
 # The TinyDB paper's experiments rerun (docs/papers.md; bench/results/<name>.json), each
 # through `mote sweep`'s points on local Spark.

@@ -218,6 +218,24 @@ class Routing(NamedTuple):
     parent: np.ndarray  # uint16; NO_PARENT without a route, UART_ADDR at the root
     depth: np.ndarray  # uint8; NO_DEPTH without a route
 
+    def in_cycles(self) -> set[int]:
+        """The nodes (by index) whose chain of parents comes back to itself instead of
+        ending at the root or at a node without a route."""
+        up = [node_index(int(mote)) for mote in self.parent]  # EMU_MAX_NODES: no parent
+        done = [False] * len(up)
+        looping: set[int] = set()
+        for start in range(len(up)):
+            walk: list[int] = []
+            node = start
+            while node < len(up) and not done[node] and node not in walk:
+                walk.append(node)
+                node = up[node]
+            if node in walk:
+                looping.update(walk[walk.index(node) :])
+            for visited in walk:
+                done[visited] = True
+        return looping
+
 
 class Network:
     """N motes running the firmware core in virtual time. Thread-safe: one lock guards C."""

@@ -144,3 +144,20 @@ def test_stoplag_measures_every_mote_of_the_stopped_query(tmp_path: Path) -> Non
     assert row["max_lag"] <= 2 and row["within_2"] == 1.0
     assert row["still_sampling"] == [] and row["late_readings"] == 0
     assert "intel_31s: yield" in done.stdout
+
+
+def test_loops_reads_the_tree_of_every_seed(tmp_path: Path) -> None:
+    """bench/loops.py on the 25-node grid, one seed, a 6 s watch: a row for the seed within
+    what was watched. (Whether loops last is tests/test_emu_lossy.py's to hold; the
+    detection, tests/test_emu_network.py's.)"""
+    out = tmp_path / "loops.json"
+    done = run_bench(
+        "loops.py",
+        *("--cases", "logistic25", "--seeds", "1", "--epochs", "14", "--jobs", "1"),
+        *("--out", str(out)),
+        timeout=240,
+    )
+    (row,) = json.loads(out.read_text())
+    assert (row["case"], row["seed"]) == ("logistic25", 1)
+    assert 0 <= row["longest_loop_ms"] <= 6000 and 0 <= row["loop_node_s"] <= 24 * 6
+    assert "logistic25: longest loop" in done.stdout

@@ -72,21 +72,6 @@ class Observed:
     records_by_epoch: dict[int, list[int]] = field(default_factory=dict)
 
 
-def nodes_in_cycles(parent: list[int]) -> set[int]:
-    """Nodes whose parent chain loops instead of ending at the root or a parentless node."""
-    n = len(parent)
-    looping: set[int] = set()
-    for start in range(1, n):
-        chain: list[int] = []
-        node = start
-        while node < n and node not in chain:
-            chain.append(node)
-            node = parent[node] if parent[node] != NO_PARENT else n
-        if node < n and node != 0:
-            looping.update(chain[chain.index(node) :])
-    return looping
-
-
 def run_query(sql: str, seed: int, nodes: int = NODES) -> Observed:
     config = NetworkConfig(
         nodes=nodes, topology="grid", platform="mica2", seed=seed, link_model="logistic"
@@ -101,9 +86,9 @@ def run_query(sql: str, seed: int, nodes: int = NODES) -> Observed:
     for half_second in range(2 * EPOCHS):
         net.run_for(500)
         if half_second >= 2 * STEADY_FROM:
-            parent = [int(p) for p in net.routing().parent]
-            seen.parentless.append(sum(p == NO_PARENT for p in parent[1:]))
-            cycle = nodes_in_cycles(parent)
+            routing = net.routing()
+            seen.parentless.append(int((routing.parent[1:] == NO_PARENT).sum()))
+            cycle = routing.in_cycles()
             seen.cycle_nodes |= cycle
             for node in cycle:
                 looping_since.setdefault(node, net.now_ms)

@@ -17,8 +17,10 @@ from motebase.emu.network import (
     ConfigError,
     Network,
     NetworkConfig,
+    Routing,
     airtime_us,
     attr_id,
+    mote_id,
     node_index,
 )
 from motebase.emu.queries import query_frames
@@ -237,6 +239,17 @@ def test_same_seed_gives_byte_identical_root_streams() -> None:
     assert first
     assert _run(7, lossless=False) == first
     assert _run(8, lossless=False) != first
+
+
+def test_routing_finds_the_nodes_whose_parents_loop() -> None:
+    # By mote id: 0 is the root (its parent the UART), 1 and 2 hang from it, 3 -> 4 -> 5 -> 3
+    # loop, 6 hangs off the loop without being in it, 7 has no route, 8 <-> 9 loop; and
+    # past mote 125 the ids skip 126, so node 130 is mote 131, here in a loop with node 129.
+    parent = [UART_ADDR, 0, 1, 5, 3, 4, 3, NO_PARENT, 9, 8] + [0] * 119 + [131, 130]
+    depth = [0] * len(parent)
+    routing = Routing(np.array(parent, dtype=np.uint16), np.array(depth, dtype=np.uint8))
+    assert mote_id(130) == 131
+    assert routing.in_cycles() == {3, 4, 5, 8, 9, 129, 130}
 
 
 def test_routing_is_a_tree_over_real_links_toward_the_root() -> None:

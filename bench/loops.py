@@ -1,0 +1,105 @@
+"""How long routing loops last while a query loads the network: per case and seed, the
+longest time a node stayed in a cycle of parents, and the node-seconds spent in cycles.
+
+The firmware lets a loop close on stale depths or costs and relies on the data path to
+break it (net/routing.h, Loops; core/results.c refuses a child no deeper than itself).
+Under load some last seconds (docs/radio.md, "loops that last seconds under load"). The
+tree is read every --step ms from the query's epoch --steady on; a node in a cycle at two
+reads in a row counts as in it all along.
+
+    python bench/loops.py --seeds 8 --out /tmp/loops.json
+    python bench/loops.py --cases sinr100 --seeds 3 --epochs 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from motebase.emu.network import Network, NetworkConfig
+from motebase.emu.queries import query_frames
+
+SELECT = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 1s"  # past capacity
+# name: nodes, link model (a grid, as tests/test_emu_lossy.py runs it)
+CASES = {
+    "logistic25": (25, "logistic"),
+    "logistic100": (100, "logistic"),
+    "sinr25": (25, "sinr"),
+    "sinr100": (100, "sinr"),
+}
+WARMUP_MS = 30_000  # per 50 nodes: the tree forms before the query arrives
+
+
+def measure(job: tuple[str, int, int, int, int]) -> dict[str, Any]:
+    name, seed, epochs, steady, step_ms = job
+    nodes, link_model = CASES[name]
+    config = NetworkConfig(
+        nodes=nodes, topology="grid", platform="mica2", seed=seed, link_model=link_model
+    )
+    since: dict[int, float] = {}
+    longest = node_ms = 0.0
+    with Network(config) as net:
+        net.run_for(WARMUP_MS * max(1, nodes // 50))
+        for frame in query_frames(SELECT, 1):
+            net.uart_write(frame)
+            net.run_for(1000)
+        net.run_for(steady * 1000)
+        for _ in range((epochs - steady) * 1000 // step_ms):
+            net.run_for(step_ms)
+            looping = net.routing().in_cycles()
+            node_ms += step_ms * len(looping)
+            for node in set(since) - looping:
+                since.pop(node)
+            for node in looping:
+                since.setdefault(node, net.now_ms)
+                longest = max(longest, net.now_ms - since[node])
+    return {
+        "case": name,
+        "seed": seed,
+        "longest_loop_ms": longest,
+        "loop_node_s": node_ms / 1000,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--first", type=int, default=1, help="first seed")
+    parser.add_argument("--epochs", type=int, default=40, help="epochs of 1 s watched")
+    parser.add_argument("--steady", type=int, default=8, help="epochs before the watch")
+    parser.add_argument("--step", type=int, default=250, help="ms between reads of the tree")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    names = args.cases.split(",")
+    work = [
+        (name, seed, args.epochs, args.steady, args.step)
+        for name in names
+        for seed in range(args.first, args.first + args.seeds)
+    ]
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(measure, work))
+    for row in rows:
+        print(
+            f"{row['case']:12s} seed {row['seed']:2d} longest loop {row['longest_loop_ms']:7.0f} "
+            f"ms, {row['loop_node_s']:6.1f} node-s in loops",
+            file=sys.stderr,
+        )
+    for name in names:
+        mine = [r for r in rows if r["case"] == name]
+        print(
+            f"{name}: longest loop {max(r['longest_loop_ms'] for r in mine):.0f} ms, "
+            f"{sum(r['loop_node_s'] for r in mine):.1f} node-s in loops, "
+            f"{sum(r['loop_node_s'] > 0 for r in mine)} of {len(mine)} seeds with one"
+        )
+    if args.out:
+        args.out.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
