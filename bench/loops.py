@@ -4,8 +4,8 @@ longest time a node stayed in a cycle of parents, and the node-seconds spent in 
 The firmware lets a loop close on stale depths or costs and relies on the data path to
 break it (net/routing.h, Loops; core/results.c refuses a child no deeper than itself).
 Under load some last seconds (docs/radio.md, "loops that last seconds under load"). The
-tree is read every --step ms from the query's epoch --steady on; a node in a cycle at two
-reads in a row counts as in it all along.
+tree is read every --step ms from the query's epoch --steady on (emu/network.py,
+LoopWatch).
 
     python bench/loops.py --seeds 8 --out /tmp/loops.json
     python bench/loops.py --cases sinr100 --seeds 3 --epochs 20
@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from motebase.emu.network import Network, NetworkConfig
+from motebase.emu.network import LoopWatch, Network, NetworkConfig
 from motebase.emu.queries import query_frames
 
 SELECT = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 1s"  # past capacity
@@ -40,8 +40,7 @@ def measure(job: tuple[str, int, int, int, int]) -> dict[str, Any]:
     config = NetworkConfig(
         nodes=nodes, topology="grid", platform="mica2", seed=seed, link_model=link_model
     )
-    since: dict[int, float] = {}
-    longest = node_ms = 0.0
+    loops = LoopWatch()
     with Network(config) as net:
         net.run_for(WARMUP_MS * max(1, nodes // 50))
         for frame in query_frames(SELECT, 1):
@@ -50,18 +49,12 @@ def measure(job: tuple[str, int, int, int, int]) -> dict[str, Any]:
         net.run_for(steady * 1000)
         for _ in range((epochs - steady) * 1000 // step_ms):
             net.run_for(step_ms)
-            looping = net.routing().in_cycles()
-            node_ms += step_ms * len(looping)
-            for node in set(since) - looping:
-                since.pop(node)
-            for node in looping:
-                since.setdefault(node, net.now_ms)
-                longest = max(longest, net.now_ms - since[node])
+            loops.see(net.routing(), net.now_ms, step_ms)
     return {
         "case": name,
         "seed": seed,
-        "longest_loop_ms": longest,
-        "loop_node_s": node_ms / 1000,
+        "longest_loop_ms": loops.longest_ms,
+        "loop_node_s": loops.node_ms / 1000,
     }
 
 

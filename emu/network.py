@@ -237,6 +237,29 @@ class Routing(NamedTuple):
         return looping
 
 
+@dataclass
+class LoopWatch:
+    """How long nodes stay in routing cycles, from trees read one after another
+    (:meth:`Routing.in_cycles`): a node in a cycle at two reads in a row counts as in it
+    all along."""
+
+    longest_ms: float = 0.0  # the longest a node stayed in one
+    node_ms: float = 0.0  # nodes in cycles x the time between reads, summed
+    nodes: set[int] = field(default_factory=set)  # every node seen in one
+    _since: dict[int, float] = field(default_factory=dict)
+
+    def see(self, routing: Routing, now_ms: float, step_ms: float) -> None:
+        """The tree read at ``now_ms``, ``step_ms`` after the last read."""
+        looping = routing.in_cycles()
+        self.nodes |= looping
+        self.node_ms += step_ms * len(looping)
+        for node in set(self._since) - looping:
+            self._since.pop(node)
+        for node in looping:
+            self._since.setdefault(node, now_ms)
+            self.longest_ms = max(self.longest_ms, now_ms - self._since[node])
+
+
 class Network:
     """N motes running the firmware core in virtual time. Thread-safe: one lock guards C."""
 

@@ -49,6 +49,7 @@ import pytest
 
 from motebase.emu import Network, NetworkConfig
 from motebase.emu.experiment import QueryRun, result_records, run_experiment, truth_records
+from motebase.emu.network import LoopWatch
 from motebase.emu.queries import query_frames
 from motebase.gateway.accuracy import AggregateAccuracy, TupleAccuracy, compare
 from motebase.gateway.plan import compile_query
@@ -66,8 +67,7 @@ SELECT = "SELECT nodeid, light, temp FROM sensors SAMPLE PERIOD 1s"
 @dataclass
 class Observed:
     parentless: list[int] = field(default_factory=list)  # per routing snapshot
-    cycle_nodes: set[int] = field(default_factory=set)
-    longest_cycle_ms: float = 0.0  # the longest a node stayed in a cycle, snapshot to snapshot
+    loops: LoopWatch = field(default_factory=LoopWatch)
     origins_by_epoch: dict[int, set[int]] = field(default_factory=dict)
     records_by_epoch: dict[int, list[int]] = field(default_factory=dict)
 
@@ -82,20 +82,12 @@ def run_query(sql: str, seed: int, nodes: int = NODES) -> Observed:
         net.uart_write(frame)
         net.run_for(1000)
     seen = Observed()
-    looping_since: dict[int, float] = {}
     for half_second in range(2 * EPOCHS):
         net.run_for(500)
         if half_second >= 2 * STEADY_FROM:
             routing = net.routing()
             seen.parentless.append(int((routing.parent[1:] == NO_PARENT).sum()))
-            cycle = routing.in_cycles()
-            seen.cycle_nodes |= cycle
-            for node in cycle:
-                looping_since.setdefault(node, net.now_ms)
-            for node in set(looping_since) - cycle:
-                looping_since.pop(node)
-            for since in looping_since.values():
-                seen.longest_cycle_ms = max(seen.longest_cycle_ms, net.now_ms - since)
+            seen.loops.see(routing, net.now_ms, 500)
     plan = compile_query(sql)
     origins: dict[int, set[int]] = collections.defaultdict(set)
     records: dict[int, list[int]] = collections.defaultdict(list)
@@ -129,8 +121,8 @@ def test_select_keeps_the_tree_formed_and_tuples_flowing(
     # than its parent is refused and hears its beacon (core/results.c). Loops that lasted
     # (before the routing fixes, or the count-to-infinity in docs/radio.md's open section)
     # stay past a beacon period.
-    assert seen.longest_cycle_ms < BEACON_PERIOD_MS, (
-        f"routing cycle through {sorted(seen.cycle_nodes)} for {seen.longest_cycle_ms} ms"
+    assert seen.loops.longest_ms < BEACON_PERIOD_MS, (
+        f"routing cycle through {sorted(seen.loops.nodes)} for {seen.loops.longest_ms} ms"
     )
     share_parentless = sum(seen.parentless) / (len(seen.parentless) * (nodes - 1))
     assert share_parentless <= 0.10, share_parentless
@@ -182,7 +174,7 @@ def test_every_node_gets_the_query_on_a_lossy_grid() -> None:
 
 def test_count_stays_bounded_and_flowing_on_a_lossy_grid() -> None:
     seen = run_query("SELECT COUNT(light) FROM sensors SAMPLE PERIOD 1s", seed=1)
-    assert not seen.cycle_nodes, sorted(seen.cycle_nodes)
+    assert not seen.loops.nodes, sorted(seen.loops.nodes)
     epochs = steady(seen.records_by_epoch)
     assert len(epochs) >= EPOCHS - STEADY_FROM - 4, epochs
     counts = [sum(seen.records_by_epoch[e]) for e in epochs]

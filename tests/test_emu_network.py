@@ -15,6 +15,7 @@ from motebase.emu.network import (
     NO_PARENT,
     UART_ADDR,
     ConfigError,
+    LoopWatch,
     Network,
     NetworkConfig,
     Routing,
@@ -250,6 +251,24 @@ def test_routing_finds_the_nodes_whose_parents_loop() -> None:
     routing = Routing(np.array(parent, dtype=np.uint16), np.array(depth, dtype=np.uint8))
     assert mote_id(130) == 131
     assert routing.in_cycles() == {3, 4, 5, 8, 9, 129, 130}
+
+
+def test_a_loop_watch_times_each_node_from_its_first_read_in_a_cycle() -> None:
+    def tree(*parent: int) -> Routing:
+        return Routing(np.array(parent, dtype=np.uint16), np.zeros(len(parent), np.uint8))
+
+    tree_ok, loop_12, loop_23 = (
+        tree(UART_ADDR, 0, 1, 2),
+        tree(UART_ADDR, 2, 1, 2),
+        tree(UART_ADDR, 0, 3, 2),
+    )
+    watch = LoopWatch()
+    for now_ms, routing in enumerate([tree_ok, loop_12, loop_12, loop_12, loop_23, tree_ok]):
+        watch.see(routing, now_ms * 250.0, 250.0)
+    # 1 and 2 looped over reads 1-3 (500 ms); 2 stayed on into 3's loop at read 4 (750 ms)
+    assert watch.longest_ms == 750.0
+    assert watch.node_ms == 250.0 * (2 + 2 + 2 + 2)
+    assert watch.nodes == {1, 2, 3}
 
 
 def test_routing_is_a_tree_over_real_links_toward_the_root() -> None:
