@@ -91,7 +91,7 @@ static uint8_t room_for(mote_state *st, uint8_t slot, const qr_view *v)
 }
 
 /* Our beacon, now: the gate opens for two packet times, while the child listens for our
- * ack and on (the straggler's DEL goes so too, core/stops.c). */
+ * ack and on, or after its own beacon (the straggler's DEL goes so too, core/stops.c). */
 static void answer_stale_child(mote_state *st)
 {
     st->beacon_due = BEACON_NOW;
