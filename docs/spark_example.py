@@ -18,7 +18,15 @@ from pyspark.sql import functions as F
 
 LOG_DIR = os.environ.get("MOTEBASE_LOG", "results/")
 
-spark = SparkSession.builder.master("local[2]").appName("motebase-notebook").getOrCreate()
+# Two shuffle partitions, not Spark's 200: a streaming aggregate keeps a state store per
+# partition and runs a task for each in every batch, which on a laptop turns the stream
+# cell below from a few seconds into most of a minute.
+spark = (
+    SparkSession.builder.master("local[2]")
+    .appName("motebase-notebook")
+    .config("spark.sql.shuffle.partitions", "2")
+    .getOrCreate()
+)
 spark.sparkContext.setLogLevel("WARN")
 
 # %% [markdown]
