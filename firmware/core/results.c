@@ -139,7 +139,7 @@ static uint8_t admit_from_child(mote_state *st, const mhop_header *mh, uint8_t *
     *ack = verdict == ROUTING_DROP_DUP;
     if (verdict == ROUTING_DROP_NO_ROUTE || verdict == ROUTING_DROP_CYCLE) {
         if (verdict == ROUTING_DROP_CYCLE || routing_searching(&st->rt))
-            st->beacon_due = BEACON_NOW;
+            answer_stale_child(st);
         return 0;
     }
     if (verdict == ROUTING_DROP_DUP)

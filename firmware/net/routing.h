@@ -104,6 +104,8 @@
  *     neighbour as deep as we are is taken for its good link only once our
  *     depth has not grown for ROUTING_SETTLE_PERIODS: a descendant's depth is
  *     stale by what ours grew, and only a child (never chosen) can then match.
+ *     For the same reason, until then no neighbour whose generation is older
+ *     than ours replaces a working parent at all, however close it says it is.
  *   - Forwarding checks: a packet already seen is a duplicate -- a neighbour
  *     resends only the packet it sent us last (its queue goes one packet at a
  *     time), so its entry keeps that packet's seqno, however many others pass

@@ -48,6 +48,7 @@ typedef struct sim {
     uint32_t sent_on_air;
     uint32_t bundles_on_air; /* AM_BUNDLE frames among them */
     uint32_t requests_on_air; /* AM_QUERY_REQUEST frames among them */
+    uint32_t beacons_from[SIM_NODES]; /* AM_ROUTE_BEACON frames among them, by sender */
     uint8_t abandon[SIM_NODES]; /* this many of node i's next `abandon_am` sends find the
                                    channel busy: nobody hears them (HAL_SEND_ABANDONED) */
     uint8_t abandon_am;
@@ -71,6 +72,7 @@ static uint8_t h_send(void *ctx, const uint8_t *m, uint8_t len)
     g_sim->sent_on_air++;
     g_sim->bundles_on_air += m[2] == AM_BUNDLE;
     g_sim->requests_on_air += m[2] == AM_QUERY_REQUEST;
+    g_sim->beacons_from[n - g_sim->node] += m[2] == AM_ROUTE_BEACON;
     return 1;
 }
 static void h_uart(void *ctx, const uint8_t *b, uint16_t len)

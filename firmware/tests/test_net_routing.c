@@ -1145,6 +1145,67 @@ static void test_a_child_far_behind_on_generations_is_to_be_told(void)
     CHECK_EQ(hear_beacon(&nw.rt[1], sibling, sibling_len), 0); /* as far behind, not a child */
 }
 
+/* A motebase beacon from `src` at `depth`, `cost`, naming `its_parent`, listing us as heard
+ * without a loss, with route generation `gen` in its trailer. */
+static void hear_gen(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent, uint16_t cost,
+                     uint16_t gen)
+{
+    static uint16_t seq[MAX_NODES];
+    tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
+    mhop_header mh = {src, src, 0, depth};
+    uint8_t body[ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY + ROUTING_BEACON_TRAILER] = {0};
+    uint8_t *trailer = body + ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY;
+
+    mh.seqno = (int16_t)seq[src % MAX_NODES]++;
+    le16_put(body, its_parent);
+    le16_put(body + 2, cost);
+    body[4] = 1;
+    le16_put(body + ROUTING_BEACON_FIXED, rt->self);
+    body[ROUTING_BEACON_FIXED + 2u] = 255u;
+    trailer[0] = 'm';
+    trailer[1] = 'b';
+    le16_put(trailer + 4, gen);
+    routing_on_packet(rt, &tos, &mh, body, sizeof body);
+}
+
+/*
+ * A node whose depth just grew (its parent moved two levels deeper, with newer news of the
+ * root) does not take a neighbour closer than its new depth whose generation is older than
+ * its own: that may be a descendant still advertising the depth it had through us. One as
+ * fresh as we are is taken at once, and the older one once our depth has held for
+ * ROUTING_SETTLE_PERIODS (100-node grid, 1 s SELECT on `sinr`: such a move closed a loop
+ * that held 3.5 s).
+ */
+static void test_a_node_that_moved_deeper_takes_no_stale_descendant(void)
+{
+    routing rt, fresh;
+    uint8_t r;
+
+    routing_init(&rt, 5);
+    for (r = 0; r < 4u + ROUTING_SETTLE_PERIODS; r++) {
+        hear_gen(&rt, 1, 1, 0, 16, 10);
+        routing_tick(&rt);
+    }
+    CHECK_EQ(routing_parent(&rt), 1);
+    CHECK_EQ(routing_depth(&rt), 2);
+    hear_gen(&rt, 1, 4, 9, 64, 12); /* 1 moved deeper, with newer news: followed */
+    CHECK_EQ(routing_parent(&rt), 1);
+    CHECK_EQ(routing_depth(&rt), 5);
+    fresh = rt;
+    for (r = 0; r < 4u; r++)
+        hear_gen(&rt, 7, 3, 6, 48, 11); /* a grandchild through 6, as it was: older news */
+    CHECK_EQ(routing_parent(&rt), 1);
+    for (r = 0; r < 4u; r++)
+        hear_gen(&fresh, 7, 3, 6, 48, 12); /* the same, as fresh as we are */
+    CHECK_EQ(routing_parent(&fresh), 7);
+    for (r = 0; r < ROUTING_SETTLE_PERIODS; r++) {
+        hear_gen(&rt, 1, 4, 9, 64, 12);
+        routing_tick(&rt);
+    }
+    hear_gen(&rt, 7, 3, 6, 48, 11);
+    CHECK_EQ(routing_parent(&rt), 7);
+}
+
 int main(void)
 {
     test_root();
@@ -1182,5 +1243,6 @@ int main(void)
     test_a_lost_root_closes_no_loop();
     test_a_parent_with_newer_news_is_followed_down();
     test_a_child_far_behind_on_generations_is_to_be_told();
+    test_a_node_that_moved_deeper_takes_no_stale_descendant();
     return check_report("test_net_routing");
 }
