@@ -25,8 +25,10 @@ SQL = "SELECT nodeid, light FROM sensors SAMPLE PERIOD 1s"
 #: How much later the live session may stamp a row than the capture stamped its bytes: the
 #: reader thread records a chunk as it reads it, the session stamps the row when it takes
 #: the packet from the queue, at once unless it is busy sending (a query part waits up to
-#: a second for its acknowledgement) or writing rows.
-STAMP_LAG_S = 1.0
+#: a second for its acknowledgement) or writing rows -- or its process waits for a core:
+#: `make test` beside Spark's JVM on two cores saw 1.2 s. The bound tells the capture's
+#: clock from another (a replay stamping with the wrong one is off by far more), not speed.
+STAMP_LAG_S = 5.0
 
 
 def mote(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
