@@ -748,14 +748,19 @@ static void test_table_replacement(void)
     }
 }
 
-/* A beacon from `src` at `depth` naming `its_parent`, heard by rt; seqnos count up per sender. */
-static void hear_back_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent,
-                              uint16_t cost, uint8_t back)
+#define NO_TRAILER (-1L) /* hear_listing_us: a MintRoute beacon, no generation */
+
+/* A beacon from `src` at `depth` naming `its_parent`, heard by rt, listing rt as heard at
+ * `back`; with motebase's trailer carrying route generation `gen` unless NO_TRAILER.
+ * Seqnos count up per sender. */
+static void hear_listing_us(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent,
+                            uint16_t cost, uint8_t back, long gen)
 {
     static uint16_t seq[MAX_NODES];
     tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
     mhop_header mh;
-    uint8_t body[ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY] = {0};
+    uint8_t body[ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY + ROUTING_BEACON_TRAILER] = {0};
+    uint8_t *trailer = body + ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY;
 
     mh.sourceaddr = src;
     mh.originaddr = src;
@@ -766,7 +771,21 @@ static void hear_back_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t
     body[4] = 1; /* it lists us: the way back is known */
     le16_put(body + ROUTING_BEACON_FIXED, rt->self);
     body[ROUTING_BEACON_FIXED + 2u] = back;
+    if (gen == NO_TRAILER) {
+        routing_on_packet(rt, &tos, &mh, body, (uint8_t)(sizeof body - ROUTING_BEACON_TRAILER));
+        return;
+    }
+    trailer[0] = 'm';
+    trailer[1] = 'b';
+    le16_put(trailer + 4, (uint16_t)gen);
     routing_on_packet(rt, &tos, &mh, body, sizeof body);
+}
+
+/* A beacon from `src` at `depth` naming `its_parent`, heard by rt. */
+static void hear_back_at_cost(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent,
+                              uint16_t cost, uint8_t back)
+{
+    hear_listing_us(rt, src, depth, its_parent, cost, back, NO_TRAILER);
 }
 
 /* A beacon that lists us, heard without a loss. */
@@ -1150,22 +1169,7 @@ static void test_a_child_far_behind_on_generations_is_to_be_told(void)
 static void hear_gen(routing *rt, uint16_t src, uint8_t depth, uint16_t its_parent, uint16_t cost,
                      uint16_t gen)
 {
-    static uint16_t seq[MAX_NODES];
-    tos_header tos = {TOS_BCAST_ADDR, AM_ROUTE_BEACON, TOS_DEFAULT_GROUP, 0};
-    mhop_header mh = {src, src, 0, depth};
-    uint8_t body[ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY + ROUTING_BEACON_TRAILER] = {0};
-    uint8_t *trailer = body + ROUTING_BEACON_FIXED + ROUTING_BEACON_ENTRY;
-
-    mh.seqno = (int16_t)seq[src % MAX_NODES]++;
-    le16_put(body, its_parent);
-    le16_put(body + 2, cost);
-    body[4] = 1;
-    le16_put(body + ROUTING_BEACON_FIXED, rt->self);
-    body[ROUTING_BEACON_FIXED + 2u] = 255u;
-    trailer[0] = 'm';
-    trailer[1] = 'b';
-    le16_put(trailer + 4, gen);
-    routing_on_packet(rt, &tos, &mh, body, sizeof body);
+    hear_listing_us(rt, src, depth, its_parent, cost, 255u, gen);
 }
 
 /*
