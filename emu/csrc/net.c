@@ -33,14 +33,16 @@
             PREFETCH((base) + (off) + at_);                                         \
     } while (0)
 
-/* What a packet's receiver reads first: its state's first line and control block, its
- * binding, meter and radio. */
+/* What a packet's receiver reads first: its state's first line, control block and query
+ * heads, its binding, meter and radio. */
 #define PREFETCH_RECEIVER(net, node)                                                \
     do {                                                                            \
         const uint8_t *mote_ = (net)->motes + (net)->mote_stride * (node);          \
         PREFETCH(mote_);                                                            \
         PREFETCH_RANGE(mote_, (net)->hot_off[EMU_HOT_CONTROL],                      \
                        (net)->hot_len[EMU_HOT_CONTROL]);                            \
+        PREFETCH_RANGE(mote_, (net)->hot_off[EMU_HOT_QUERY],                        \
+                       (net)->hot_len[EMU_HOT_QUERY]);                              \
         PREFETCH(&(net)->nodes[node]);                                              \
         PREFETCH(&(net)->energy.meter[node]);                                       \
         PREFETCH(&(net)->medium.tx[node]);                                          \
@@ -53,6 +55,19 @@
         PREFETCH_RECEIVER(net, node);                                               \
         PREFETCH_RANGE((net)->motes + (net)->mote_stride * (node),                  \
                        (net)->hot_off[EMU_HOT_RUNS], (net)->hot_len[EMU_HOT_RUNS]); \
+    } while (0)
+
+/* ... and a radio timer that starts or ends a frame walks the sender's row of links. */
+#define PREFETCH_ROW(m, node)                                                       \
+    do {                                                                            \
+        uint32_t lo_ = (m)->row[node], links_ = (m)->row[(node) + 1u] - lo_;        \
+        PREFETCH_RANGE((const uint8_t *)((m)->dst + lo_), 0u, links_ * 4u);         \
+        if ((m)->sinr) {                                                            \
+            PREFETCH_RANGE((const uint8_t *)((m)->link_mw + lo_), 0u, links_ * 8u); \
+            PREFETCH_RANGE((const uint8_t *)((m)->link_kind + lo_), 0u, links_);    \
+        } else {                                                                    \
+            PREFETCH_RANGE((const uint8_t *)((m)->prob + lo_), 0u, links_ * 4u);    \
+        }                                                                           \
     } while (0)
 
 /* The node of the earliest pending event, as a hint (n: none, or a fault). */
@@ -305,8 +320,11 @@ void emu_net_run_until(emu_net *net, uint64_t t_us)
         emu_set_clock(net, at);
         net->events++;
         ahead = next_node(net);
-        if (ahead < n)
+        if (ahead < n) {
             PREFETCH_NODE(net, ahead);
+            if ((uint32_t)(net->q.heap[0] & net->q.slot_mask) >= n)
+                PREFETCH_ROW(&net->medium, ahead);
+        }
         if (slot < n) {
             net->alarm_events++;
             check_battery(net, slot);

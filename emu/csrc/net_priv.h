@@ -30,7 +30,7 @@ typedef struct emu_node {
 } emu_node;
 
 /* mote_layout.c: where the firmware state's most read fields lie */
-enum { EMU_HOT_CONTROL = 0, EMU_HOT_RUNS = 1, EMU_N_HOT = 2 };
+enum { EMU_HOT_CONTROL = 0, EMU_HOT_RUNS = 1, EMU_HOT_QUERY = 2, EMU_N_HOT = 3 };
 void emu_mote_hot_range(int which, size_t *offset, size_t *len);
 
 struct emu_net {
