@@ -4,6 +4,8 @@ Cases (mica2 grid, 1 s epochs, the default radio unless --link-model, one core):
   max_1000       SELECT MAX(light): in-network aggregation       target >= 2,000,000 node-epochs/s
   select_1000    SELECT nodeid, light, temp: every tuple forwarded target >=   250,000 node-epochs/s
   max_10000x3600 10,000 nodes x 3,600 epochs of MAX               target < 60 s wall, < 1 GB RSS
+  max_100        100 nodes x 3,600 epochs of MAX: against it, CPU per node-epoch at 10,000
+                 nodes (cpu_growth_100_to_10000)                 target <= 1.5
 
 Each case runs in its own process (numpy's BLAS held to one thread) so its peak RSS is its
 own. As in a deployment, the routing tree forms first (ROUTING_WARMUP_MS), then the query
@@ -56,11 +58,13 @@ FULL = {
     "max_1000": Case("max_1000", MAX_SQL, 1000, 600, 60),
     "select_1000": Case("select_1000", SELECT_SQL, 1000, 120, 60),
     "max_10000": Case("max_10000", MAX_SQL, 10000, 3600, 200),
+    "max_100": Case("max_100", MAX_SQL, 100, 3600, 60),
 }
 QUICK = {
     "max_1000": Case("max_1000", MAX_SQL, 100, 20, 20),
     "select_1000": Case("select_1000", SELECT_SQL, 100, 10, 20),
     "max_10000": Case("max_10000", MAX_SQL, 400, 20, 30),
+    "max_100": Case("max_100", MAX_SQL, 25, 20, 20),
 }
 
 
@@ -146,6 +150,10 @@ def run_case(case: Case, link_model: str) -> dict[str, float]:
     }
 
 
+def cpu_per_node_epoch(run: dict[str, float]) -> float:
+    return run["cpu_s"] / (run["nodes"] * run["epochs"])
+
+
 def in_child(name: str, quick: bool, link_model: str) -> dict[str, float]:
     cmd = [sys.executable, __file__, "--child", "--case", name, "--link-model", link_model]
     cmd += ["--quick"] if quick else []
@@ -194,6 +202,8 @@ def main() -> None:
         "peak_rss_bytes_max_10000": big["peak_rss_bytes"],
         "receptions_per_s_max_1000": runs["max_1000"]["receptions_per_s"],
         "receptions_per_s_select_1000": runs["select_1000"]["receptions_per_s"],
+        # issue 14: CPU time per node-epoch grows <= 1.5x from 100 to 10,000 nodes
+        "cpu_growth_100_to_10000": cpu_per_node_epoch(big) / cpu_per_node_epoch(runs["max_100"]),
         "quick": args.quick,
         "link_model": args.link_model,
         "runs": runs,

@@ -13,6 +13,7 @@ KEYS = {
     "node_epochs_per_s_select_1000",
     "wall_s_max_10000x3600",
     "peak_rss_bytes_max_10000",
+    "cpu_growth_100_to_10000",
     "machine",
 }
 
@@ -24,6 +25,7 @@ def test_bench_quick_writes_all_keys(tmp_path: Path) -> None:
     assert result.keys() >= KEYS
     assert result["quick"] is True
     assert result["peak_rss_bytes_max_10000"] > 0
+    assert result["cpu_growth_100_to_10000"] > 0
     assert result["runs"]["max_1000"]["root_uart_bytes"] > 0  # the query really ran
     for run in result["runs"].values():
         assert 0 < run["sampling_nodes"] <= run["nodes"]
