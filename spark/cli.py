@@ -177,12 +177,19 @@ def spark_cmd(
         wait_for_query_record,
     )
     from motebase.spark.session import build_session
+    from motebase.spark.sinklog import MovedTableError, check_tables_in_place
     from motebase.spark.summary import summarize
 
     console = make_console()
     query_id = _renamed("--qid", qid, "--query-id", qid_alias)
     topology = _renamed("--positions", positions, "--topology", positions_alias)
     left_node, right_node = _parse_nodes(join_nodes)
+    try:
+        check_tables_in_place(
+            out_dir, f"remove {out_dir} and rerun; every row of {log_dir} lands in it once"
+        )
+    except MovedTableError as exc:
+        raise click.ClickException(str(exc)) from None
     try:
         if not has_query_record(log_dir):
             console.print(

@@ -208,6 +208,7 @@ def run_cmd(
         wait_for_query_record,
     )
     from motebase.spark.session import build_session
+    from motebase.spark.sinklog import MovedTableError, check_tables_in_place
     from motebase.spark.summary import summarize
 
     try:
@@ -216,6 +217,12 @@ def run_cmd(
         raise sql_error(sql, exc) from None
     console = make_console()
     log_dir, parquet_dir = out / "log", out / "parquet"
+    try:
+        # Before the network runs: a rerun would append to the log, then fail at the end.
+        rebuild = f"remove {parquet_dir} and rerun; it is rebuilt from {log_dir}, every row once"
+        check_tables_in_place(parquet_dir, rebuild)
+    except MovedTableError as exc:
+        raise click.ClickException(str(exc)) from None
     log_dir.mkdir(parents=True, exist_ok=True)
 
     with console.status("starting Spark"):

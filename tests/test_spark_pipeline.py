@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -203,3 +204,35 @@ def test_mote_spark_on_a_damaged_log_is_a_one_line_error(tmp_path: Path) -> None
         f"unreadable, record offsets 0-12; run `mote log repair {log_dir}` to quarantine the "
         "damage and keep every intact record\n"
     )
+
+
+def test_mote_spark_refuses_a_moved_output_and_rebuilds_it_once_removed(
+    spark_session: SparkSession, tmp_path: Path
+) -> None:
+    """Spark's sink keeps absolute paths: a moved --out is refused before Spark runs (it
+    once ran, appended, and failed in the summary), and removing it rebuilds every table
+    from the log, each row once."""
+    log_dir, first, moved = tmp_path / "log", tmp_path / "first", tmp_path / "moved"
+    write_log(log_dir, range(1, 6), NODES)
+    args = ["spark", "--log", str(log_dir), "--until-idle", "2", "--no-join"]
+    args += ["--trigger", "500ms"]
+    assert CliRunner().invoke(build_cli(), [*args, "--out", str(first)]).exit_code == 0
+    first.rename(moved)
+
+    refused = CliRunner().invoke(build_cli(), [*args, "--out", str(moved)])
+    assert refused.exit_code == 1
+    # the first table, by name, that the first run wrote a file to
+    table = min(t.name for t in moved.iterdir() if any(t.rglob("*.parquet")))
+    assert refused.stderr == (
+        f"Error: {moved / table} was written at {first / table}: Spark's Parquet sink keeps "
+        f"the absolute path of every file it wrote (in {table}/_spark_metadata), so a moved "
+        f"table can neither be appended to nor read whole. Move it back to {first}, or "
+        f"rebuild it here from the result log: remove {moved} and rerun; every row of "
+        f"{log_dir} lands in it once\n"
+    )
+    assert "Spark" not in refused.stdout  # refused before a session was asked for
+
+    shutil.rmtree(moved)
+    rebuilt = CliRunner().invoke(build_cli(), [*args, "--out", str(moved)])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert parquet_offsets(spark_session, moved / "readings") == sorted(logged(log_dir, "reading"))
