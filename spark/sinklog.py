@@ -33,8 +33,11 @@ def recorded_paths(table_dir: Path) -> Iterator[Path]:
         return
     batches = [p for p in log.iterdir() if p.name.split(".")[0].isdigit()]
     for batch in sorted(batches, key=lambda p: int(p.name.split(".")[0])):
-        for line in batch.read_text(encoding="utf-8").splitlines()[1:]:
-            url = urlparse(json.loads(line)["path"])
+        for line in batch.read_text(encoding="utf-8", errors="replace").splitlines()[1:]:
+            try:
+                url = urlparse(json.loads(line)["path"])
+            except (ValueError, KeyError, TypeError):
+                continue  # not an entry: Spark's own read of the table will name it
             if url.scheme in ("", "file"):
                 yield Path(unquote(url.path))
 
