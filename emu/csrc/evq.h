@@ -60,6 +60,12 @@ static inline uint64_t evq_next_time(const evq *q)
     return q->count ? q->base_us + (q->heap[0] >> q->slot_bits) : UINT64_MAX;
 }
 
+/* Slot of the earliest deadline, EVQ_IDLE when empty. */
+static inline uint32_t evq_next_slot(const evq *q)
+{
+    return q->count ? (uint32_t)(q->heap[0] & q->slot_mask) : EVQ_IDLE;
+}
+
 /* Removes the earliest timer; returns its slot and stores its time. */
 uint32_t evq_pop(evq *q, uint64_t *time_us);
 

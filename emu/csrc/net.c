@@ -70,13 +70,10 @@
         }                                                                           \
     } while (0)
 
-/* The node of the earliest pending event, as a hint (n: none, or a fault). */
-static uint32_t next_node(const emu_net *net)
+/* The node whose alarm or radio `slot` is (n: none, or a fault). */
+static uint32_t node_of(const emu_net *net, uint32_t slot)
 {
-    uint32_t n = net->cfg.n_nodes, slot;
-    if (net->q.count == 0)
-        return n;
-    slot = (uint32_t)(net->q.heap[0] & net->q.slot_mask);
+    uint32_t n = net->cfg.n_nodes;
     return slot < n ? slot : slot < 2u * n ? slot - n : n;
 }
 
@@ -316,13 +313,15 @@ void emu_net_run_until(emu_net *net, uint64_t t_us)
     uint32_t n = net->cfg.n_nodes;
     while (evq_next_time(&net->q) <= t_us) {
         uint64_t at;
-        uint32_t slot = evq_pop(&net->q, &at), ahead;
+        uint32_t slot = evq_pop(&net->q, &at), next, ahead;
         emu_set_clock(net, at);
         net->events++;
-        ahead = next_node(net);
+        /* the next event's node, as a hint: its alarm walks its state, its radio a row */
+        next = evq_next_slot(&net->q);
+        ahead = node_of(net, next);
         if (ahead < n) {
             PREFETCH_NODE(net, ahead);
-            if ((uint32_t)(net->q.heap[0] & net->q.slot_mask) >= n)
+            if (next >= n)
                 PREFETCH_ROW(&net->medium, ahead);
         }
         if (slot < n) {
