@@ -110,17 +110,14 @@ def visible_times(sink: Path, seen: dict[int, float], files: set[str]) -> None:
     now as the moment it became visible (keyed by log offset - 1: the reading's index)."""
     import pyarrow.parquet as pq
 
-    metadata = sink / "_spark_metadata"
-    if not metadata.is_dir():
-        return
+    from motebase.spark.sinklog import batch_paths, sink_batches
+
     now = time.monotonic()
-    for batch in sorted(metadata.iterdir()):
-        # Every tenth batch's log is N.compact: the files of the batches before, and its own.
-        if not batch.name.removesuffix(".compact").isdigit() or batch.name in files:
+    for batch in sink_batches(sink):
+        if batch.name in files:
             continue
         files.add(batch.name)
-        for line in batch.read_text().splitlines()[1:]:
-            path = json.loads(line)["path"].removeprefix("file://")
+        for path in batch_paths(batch):
             for offset in pq.read_table(path, columns=["log_offset"])["log_offset"].to_pylist():
                 seen.setdefault(offset - 1, now)
 

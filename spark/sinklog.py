@@ -25,21 +25,32 @@ class MovedTableError(Exception):
     """A Parquet table under an output directory was written at another path."""
 
 
-def recorded_paths(table_dir: Path) -> Iterator[Path]:
-    """The local paths of the files the sink log of ``table_dir`` lists, batch by batch
-    (other filesystems' paths are left out: nothing here can compare them)."""
+def sink_batches(table_dir: Path) -> list[Path]:
+    """The batch files of the sink log of ``table_dir``, in batch order. Every tenth is
+    ``N.compact``: the files of the batches before it, and its own."""
     log = table_dir / METADATA_DIR
     if not log.is_dir():
-        return
-    batches = [p for p in log.iterdir() if p.name.split(".")[0].isdigit()]
-    for batch in sorted(batches, key=lambda p: int(p.name.split(".")[0])):
-        for line in batch.read_text(encoding="utf-8", errors="replace").splitlines()[1:]:
-            try:
-                url = urlparse(json.loads(line)["path"])
-            except (ValueError, KeyError, TypeError):
-                continue  # not an entry: Spark's own read of the table will name it
-            if url.scheme in ("", "file"):
-                yield Path(unquote(url.path))
+        return []
+    batches = [p for p in log.iterdir() if p.name.removesuffix(".compact").isdigit()]
+    return sorted(batches, key=lambda p: int(p.name.removesuffix(".compact")))
+
+
+def batch_paths(batch: Path) -> Iterator[Path]:
+    """The local paths of the files one batch file lists (other filesystems' paths are
+    left out: nothing here can compare them)."""
+    for line in batch.read_text(encoding="utf-8", errors="replace").splitlines()[1:]:
+        try:
+            url = urlparse(json.loads(line)["path"])
+        except (ValueError, KeyError, TypeError):
+            continue  # not an entry: Spark's own read of the table will name it
+        if url.scheme in ("", "file"):
+            yield Path(unquote(url.path))
+
+
+def recorded_paths(table_dir: Path) -> Iterator[Path]:
+    """The local paths of the files the sink log of ``table_dir`` lists, batch by batch."""
+    for batch in sink_batches(table_dir):
+        yield from batch_paths(batch)
 
 
 def _table_root(file: Path, table: str) -> Path:
