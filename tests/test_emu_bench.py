@@ -163,3 +163,18 @@ def test_loops_reads_the_tree_of_every_seed(tmp_path: Path) -> None:
     assert (row["case"], row["seed"]) == ("logistic25", 1)
     assert 0 <= row["longest_loop_ms"] <= 6000 and 0 <= row["loop_node_s"] <= 24 * 6
     assert "logistic25: longest loop" in done.stdout
+
+
+def test_loops_watches_a_case_within_capacity_for_its_own_epochs(tmp_path: Path) -> None:
+    """The Intel lab at 4,096 ms: 10 epochs of the case's period, the last 2 watched (8 s in
+    reads 250 ms apart, of 54 motes and the root), not 2 s."""
+    out = tmp_path / "loops.json"
+    run_bench(
+        "loops.py",
+        *("--cases", "intel_4s", "--seeds", "1", "--epochs", "10", "--jobs", "1"),
+        *("--out", str(out)),
+        timeout=240,
+    )
+    (row,) = json.loads(out.read_text())
+    assert (row["case"], row["seed"], row["watched_s"]) == ("intel_4s", 1, 8.0)
+    assert 0 <= row["longest_loop_ms"] <= 8000 and 0 <= row["loop_node_s"] <= 55 * 8.0
