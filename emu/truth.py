@@ -320,9 +320,9 @@ class _Evaluator:
         self.plan: QueryPlan = query.plan
         self.truth = Truth(query)
 
-    def run(self, samples: SampleColumns) -> Truth:
+    def run(self, samples: SampleColumns, through: int | None = None) -> Truth:
         kept = self._once_per_node_epoch(samples)
-        self.truth.anomalies.skipped = _skipped_epochs(kept)
+        self.truth.anomalies.skipped = _skipped_epochs(kept, through)
         passing = kept.take(self._verdicts(kept))
         if self.plan.is_aggregate:
             last_epoch = int(kept.epoch.max(initial=0))
@@ -399,8 +399,11 @@ class _Evaluator:
         return inputs
 
 
-def _skipped_epochs(kept: SampleColumns) -> int:
-    """Epochs each node let pass between its first and last evaluation (one per epoch)."""
+def _skipped_epochs(kept: SampleColumns, through: int | None) -> int:
+    """Epochs each node let pass between its first and last evaluation (one per epoch), up
+    to epoch ``through`` (the last compared: `sampled` counts node-epochs up to it)."""
+    if through is not None:
+        kept = kept.take(kept.epoch <= through)
     nodes, at, first, last = extremes(kept.node, kept.epoch)
     return int((last - first + 1 - np.bincount(at, minlength=len(nodes))).sum())
 
@@ -461,6 +464,9 @@ def _expavg(args: Sequence[int], series: Mapping[int, list[int]]) -> dict[int, f
     return out
 
 
-def ground_truth(query: RegisteredQuery, samples: SampleColumns) -> Truth:
-    """The truth of ``query`` from its nodes' samples (see the module docstring)."""
-    return _Evaluator(query).run(samples)
+def ground_truth(
+    query: RegisteredQuery, samples: SampleColumns, through: int | None = None
+) -> Truth:
+    """The truth of ``query`` from its nodes' samples (see the module docstring); skipped
+    epochs are counted up to epoch ``through`` when given."""
+    return _Evaluator(query).run(samples, through)

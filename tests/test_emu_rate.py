@@ -4,11 +4,12 @@ period, the rows are timed by it, and the user is told.
 
 The Intel lab layout at 4 s on ``logistic`` is past the channel's capacity: the root
 hears 39 of the 54 motes, and without capture every overlap there is lost. Measured on
-seed 5 (16 epochs after the warm-up): without the governor .56 of the tuples arrive,
-later and later; with it the period goes 4.09 s -> 8.18 s and then 16.36 s, and .95
-arrive (seeds 1-30: .92, bench/issue10.py intel_4s_adapt). Seed 5, not 1: since stop 42's
-routing change seed 1 delivers enough at 8.18 s that the period stays there (.93), and
-the test is of two RATEs in a row. A network within its capacity keeps its rate.
+seed 5 (16 epochs after the warm-up): without the governor the tuples arrive later and
+later, .60 of them within two epochs of the run's last and .69 by the time they stop coming
+(the gateway waits for late ones, emu/experiment.py, DRAIN_MAX_EPOCHS); with it the period
+goes 4.09 s -> 8.18 s and then 16.36 s, and .92 arrive. Seed 5, not 1: since stop 42's
+routing change seed 1 delivers enough at 8.18 s that the period stays there, and the test
+is of two RATEs in a row. A network within its capacity keeps its rate.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def test_an_overloaded_lab_is_slowed_and_delivers(lab: NetworkConfig) -> None:
     plain = run(lab, 4096, 16, adapt=False)
     governed = run(lab, 4096, 16, adapt=True)
     assert plain.outcomes[0].query.rates == ()
-    assert tuple_yield(plain) < 0.65
+    assert tuple_yield(plain) < 0.75
     assert tuple_yield(governed) > 0.8
 
     rates = governed.outcomes[0].query.rates

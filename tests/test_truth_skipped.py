@@ -31,3 +31,13 @@ def test_a_node_that_joins_late_or_leaves_early_skips_nothing() -> None:
     samples = _samples(1, [1, 2, 3]) + _samples(2, [3, 4, 5, 6])
     truth = ground_truth(query, SampleColumns.of(samples))
     assert truth.anomalies.skipped == 0
+
+
+def test_skipped_epochs_are_counted_up_to_the_last_compared_epoch() -> None:
+    """`sampled` counts node-epochs up to complete_through: gaps after it are not its to
+    subtract (the run goes on past it while late results still arrive)."""
+    query = RegisteredQuery(1, compile_query(SQL), 0.0, SQL)
+    samples = _samples(1, [1, 2, 3, 5, 8]) + _samples(2, [1, 2])
+    assert ground_truth(query, SampleColumns.of(samples)).anomalies.skipped == 3
+    assert ground_truth(query, SampleColumns.of(samples), through=4).anomalies.skipped == 0
+    assert ground_truth(query, SampleColumns.of(samples), through=5).anomalies.skipped == 1
