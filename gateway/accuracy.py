@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -144,6 +145,20 @@ class QueryAccuracy:
         return {"kind": self.kind, **_plain(self)}
 
 
+@dataclass(frozen=True)
+class LagStats:
+    """Lags in epochs (TupleAccuracy.lag_epochs)."""
+
+    median: float
+    p90: float
+    latest: float
+
+    @classmethod
+    def of(cls, lags: Sequence[float]) -> LagStats:
+        ordered = sorted(lags)
+        return cls(statistics.median(ordered), ordered[int(0.9 * (len(ordered) - 1))], ordered[-1])
+
+
 @dataclass(frozen=True, kw_only=True)
 class TupleAccuracy(QueryAccuracy):
     """A tuple query, keyed by (epoch, node)."""
@@ -158,6 +173,10 @@ class TupleAccuracy(QueryAccuracy):
     zero_yield_nodes: list[int]
     wrong_values: int
     spurious: int
+    #: How long after the first reading of its epoch each delivered reading came, in epochs:
+    #: median, 90th percentile, latest (results that waited in relay queues show here).
+    #: None where the results carry no receive_time.
+    lag_epochs: LagStats | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,6 +303,7 @@ class ReadingLine:
     node: int
     values: Mapping[str, Any]
     depth: int | None
+    receive_time: float | None = None  # when the gateway had it (results only), seconds
 
 
 @dataclass(frozen=True)
@@ -352,12 +372,14 @@ def parse_row(record: Record, source: Source, index: int) -> RowLine | None:
         depth = record.get("depth")
         if depth is not None and not isinstance(depth, int):
             raise AccuracyInputError(f"'depth' is {depth!r}", source, index)
+        received = record.get("receive_time")
         return ReadingLine(
             qid,
             epoch,
             _get(record, "node_id", (int,), source, index),
             _get(record, "values", (dict,), source, index),
             depth,
+            float(received) if _is_number(received) else None,
         )
     value = record.get("value")
     if value is not None and not _is_number(value):
@@ -600,7 +622,20 @@ def _compare_tuples(
         zero_yield_nodes=[n for n, s in yield_by_node.items() if s.delivered == 0],
         wrong_values=violations.counts[TUPLE_EQUALS_TRUTH],
         spurious=violations.counts[NO_SPURIOUS_ROWS],
+        **_lateness(header, [r for r in compared if (r.epoch, r.node) in expected]),
     )
+
+
+def _lateness(header: TruthHeader, readings: Sequence[ReadingLine]) -> dict[str, Any]:
+    """How long after the first reading of its epoch each reading came, in epochs."""
+    times = [(r.epoch, r.receive_time) for r in readings if r.receive_time is not None]
+    if not times or not header.epoch_ms or len(times) < len(readings):
+        return {}
+    first: dict[int, float] = {}
+    for epoch, at in times:
+        first[epoch] = min(at, first.get(epoch, at))
+    lags = [(at - first[epoch]) * 1000.0 / header.epoch_ms for epoch, at in times]
+    return {"lag_epochs": LagStats.of(lags)}
 
 
 def _depth_order(depth: int | None) -> int:

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from motebase.gateway.accuracy import (
     AccuracyInputError,
     AggregateAccuracy,
+    LagStats,
     TupleAccuracy,
     compare,
     load_jsonl,
@@ -125,6 +126,18 @@ def test_three_of_four_readings_give_yield_three_quarters() -> None:
     assert q.yield_by_node[1].fraction == 0.5
     assert q.zero_yield_nodes == []
     assert q.sound and q.wrong_values == q.spurious == q.duplicates == 0
+
+
+def test_lag_is_in_epochs_behind_the_first_reading_of_the_same_epoch() -> None:
+    """Epoch 1's node 1 waited two epochs (2,048 ms at 1,024), epoch 2's half a one."""
+    late = reading(1, 1, 200)
+    late["receive_time"] = 1.5 + 2.048
+    later = reading(2, 1, 201)
+    later["receive_time"] = 2.5 + 0.512
+    q = tuples([reading(1, 0, 100), late, reading(2, 0, 101), later])
+    assert q.lag_epochs == LagStats(median=0.25, p90=0.5, latest=2.0)
+    without = [{k: v for k, v in r.items() if k != "receive_time"} for r in (late, later)]
+    assert tuples(without).lag_epochs is None
 
 
 def test_sampled_counts_the_node_epochs_that_ran_against_all_there_were() -> None:

@@ -124,6 +124,12 @@ def _render_tuples(query: TupleAccuracy, console: Console) -> None:
         console.print(table)
     if query.zero_yield_nodes:
         console.print(f"nodes with nothing delivered: {_listed(query.zero_yield_nodes)}")
+    if query.lag_epochs is not None:
+        lag = query.lag_epochs
+        console.print(
+            f"lag behind their epoch's first reading, in epochs: median {lag.median:.1f} · "
+            f"90 % {lag.p90:.1f} · latest {lag.latest:.1f}"
+        )
     partial = sorted(
         (
             (s.fraction or 0.0, n)
