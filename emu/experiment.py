@@ -259,15 +259,16 @@ class _Runner:
             return min(limit, outcome.query.plan.num_epochs)
         return limit
 
-    def _late(self, outcome: QueryOutcome, row: Row) -> bool:
-        """Whether ``row`` is a tuple of a compared epoch that came more than an epoch after
-        the root's last (an aggregate's epoch the root reports once, as it closes)."""
+    def _late(self, outcome: QueryOutcome, row: Row, now: float) -> bool:
+        """Whether ``row``, come at ``now``, is a tuple of a compared epoch more than an
+        epoch after the root's last (an aggregate's epoch the root reports once, as it
+        closes)."""
         drain_from = outcome.drain_from_s
         return (
-            isinstance(row, Reading)
+            drain_from is not None
+            and now > drain_from + outcome.epoch_ms / 1000.0
+            and isinstance(row, Reading)
             and row.epoch <= self._epoch_limit(outcome)
-            and drain_from is not None
-            and self.session.clock() > drain_from + outcome.epoch_ms / 1000.0
         )
 
     def _maybe_finish(self, outcome: QueryOutcome) -> None:
@@ -327,11 +328,12 @@ class _Runner:
         if not items:
             return
         by_id = {o.query.query_id: o for o in self.outcomes}
+        now = self.session.clock()
         for row in expand_rows(items):
             outcome = by_id[row.query_id]
             outcome.rows.append(row)
-            if self._late(outcome, row):
-                self.last_arrival[row.query_id] = self.session.clock()
+            if self._late(outcome, row, now):
+                self.last_arrival[row.query_id] = now
         deliver(self.sinks, items)
 
     def _settle_truth(self) -> None:
